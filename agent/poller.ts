@@ -1,0 +1,173 @@
+// HTTP polling transport loop (PROTOCOL.md "Polling"):
+//  - exactly one long poll open at all times, carrying no events, so commands arrive promptly;
+//  - events leave in separate wait_ms=0 requests as soon as they are queued (a few ms of batching);
+//  - a heartbeat request every heartbeat interval, even while the long poll is held;
+//  - failures retry with jittered exponential backoff; events stay queued until a 200 acknowledges them;
+//  - a 401 anywhere is fatal (the machine was deleted or its token revoked).
+import { Backoff, sleep } from './backoff.ts';
+import { errorMessage, type Logger } from './log.ts';
+import type { Outbox } from './outbox.ts';
+import type { Command, Heartbeat } from './protocol.ts';
+import { AuthRejectedError, type AgentTransport } from './transport.ts';
+
+export interface PollerOptions {
+  waitMs: number;
+  heartbeatMs: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Lines a CLI prints within this window travel in one request. */
+  batchDelayMs?: number;
+}
+
+export class Poller {
+  private stopped = false;
+  private readonly stopController = new AbortController();
+  /** Aborted when the server answers again, to cut short the other loop's retry sleep. */
+  private wake = new AbortController();
+  private sending = false;
+  private heartbeatDue = false;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private connected: boolean | null = null;
+  private pollLoopDone: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly transport: AgentTransport,
+    private readonly outbox: Outbox,
+    private readonly opts: PollerOptions,
+    private readonly heartbeat: () => Heartbeat,
+    private readonly onCommands: (commands: Command[]) => void,
+    private readonly onFatal: (err: Error) => void,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.pollLoopDone = this.pollLoop();
+    this.heartbeatTimer = setInterval(() => {
+      this.heartbeatDue = true;
+      this.kick(0);
+    }, this.opts.heartbeatMs);
+  }
+
+  /** New events were queued in the outbox. */
+  notify(): void {
+    this.kick(this.opts.batchDelayMs ?? 5);
+  }
+
+  /** Waits (bounded) until queued events are acknowledged; used on shutdown. */
+  async drain(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    this.notify();
+    while (!this.stopped && (this.outbox.size > 0 || this.sending) && Date.now() < deadline) {
+      await sleep(20);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return this.pollLoopDone;
+    this.stopped = true;
+    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.flushTimer);
+    this.stopController.abort();
+    this.wake.abort();
+    return this.pollLoopDone;
+  }
+
+  private async pollLoop(): Promise<void> {
+    const backoff = new Backoff(this.opts.baseDelayMs, this.opts.maxDelayMs);
+    while (!this.stopped) {
+      const started = Date.now();
+      try {
+        const res = await this.transport.message(
+          { wait_ms: this.opts.waitMs, heartbeat: this.heartbeat(), events: [] },
+          this.stopController.signal,
+        );
+        backoff.reset();
+        this.markConnected();
+        if (res.commands.length > 0) {
+          this.onCommands(res.commands);
+        } else if (Date.now() - started < 100 && this.opts.waitMs >= 1000) {
+          // A server that does not hold the poll would otherwise make this loop spin.
+          await this.sleepOrWake(1000);
+        }
+      } catch (err) {
+        if (err instanceof AuthRejectedError) return this.fatal(err);
+        if (this.stopped) return;
+        const delay = backoff.next();
+        this.markDisconnected(err, delay, 'long poll');
+        await this.sleepOrWake(delay);
+      }
+    }
+  }
+
+  private kick(delayMs: number): void {
+    if (this.stopped || this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      void this.sendLoop();
+    }, delayMs);
+  }
+
+  // One sender at a time keeps events in order; it runs until the outbox is empty.
+  private async sendLoop(): Promise<void> {
+    if (this.sending) return;
+    this.sending = true;
+    const backoff = new Backoff(this.opts.baseDelayMs, this.opts.maxDelayMs);
+    try {
+      while (!this.stopped && (this.outbox.size > 0 || this.heartbeatDue)) {
+        this.heartbeatDue = false;
+        const batch = this.outbox.take();
+        try {
+          const res = await this.transport.message(
+            { wait_ms: 0, heartbeat: this.heartbeat(), events: batch },
+            this.stopController.signal,
+          );
+          backoff.reset();
+          this.markConnected();
+          // A server may hand pending commands to any request, not only to the long poll.
+          if (res.commands.length > 0) this.onCommands(res.commands);
+        } catch (err) {
+          this.outbox.requeue(batch);
+          if (err instanceof AuthRejectedError) return this.fatal(err);
+          if (this.stopped) return;
+          const delay = backoff.next();
+          this.markDisconnected(err, delay, batch.length > 0 ? `sending ${batch.length} event(s)` : 'heartbeat');
+          await this.sleepOrWake(delay);
+        }
+      }
+    } finally {
+      this.sending = false;
+      // Events queued while the last request was in flight must not wait for the next heartbeat.
+      if (!this.stopped && this.outbox.size > 0) this.kick(0);
+    }
+  }
+
+  private sleepOrWake(ms: number): Promise<void> {
+    return sleep(ms, this.wake.signal);
+  }
+
+  private markConnected(): void {
+    if (this.connected === true) return;
+    this.log.info(this.connected === null ? 'connected to server (HTTP polling)' : 'server reachable again', {
+      pending_events: this.outbox.size,
+    });
+    this.connected = true;
+    const wake = this.wake;
+    this.wake = new AbortController();
+    wake.abort();
+  }
+
+  private markDisconnected(err: unknown, delayMs: number, what: string): void {
+    // Warn once per outage; repeat at DEBUG so a long outage does not flood the log.
+    const fields = { error: errorMessage(err), retry_in_ms: Math.round(delayMs), pending_events: this.outbox.size };
+    if (this.connected !== false) this.log.warn(`server unreachable (${what}); retrying with backoff`, fields);
+    else this.log.debug(`retry failed (${what})`, fields);
+    this.connected = false;
+  }
+
+  private fatal(err: Error): void {
+    if (this.stopped) return;
+    void this.stop();
+    this.onFatal(err);
+  }
+}

@@ -1,0 +1,163 @@
+// Turns server commands into session actions (PROTOCOL.md "Commands") and answers each one.
+import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { DEFAULT_CLI_TOOL, getAdapter, isValidCliToolName, resolveExecutable } from './adapters.ts';
+import { type EmitEvent, SessionChannel } from './channel.ts';
+import type { AgentConfig } from './config.ts';
+import { errorMessage, type Logger } from './log.ts';
+import type { Command } from './protocol.ts';
+import { Session } from './session.ts';
+
+export type ResponsePayload = Record<string, unknown>;
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+
+export class SessionManager {
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly emit: EmitEvent,
+    private readonly log: Logger,
+  ) {}
+
+  activeSessionIds(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  /** Runs one command; the result becomes the payload of its `response` event. */
+  async handle(cmd: Command): Promise<ResponsePayload> {
+    try {
+      return await this.dispatch(cmd);
+    } catch (err) {
+      return { ok: false, error: errorMessage(err) };
+    }
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((s) => s.stop()));
+  }
+
+  private async dispatch(cmd: Command): Promise<ResponsePayload> {
+    const payload = cmd.payload ?? {};
+    if (cmd.command_type === 'ping') return { ok: true, pong: true };
+    if (cmd.command_type === 'session.start') return this.start(cmd);
+
+    const sessionId = str(cmd.session_id) ?? str(payload.session_id);
+    const session = sessionId ? this.sessions.get(sessionId) : undefined;
+    if (!session) return { ok: false, error: `unknown session ${sessionId ?? '(none given)'}` };
+
+    switch (cmd.command_type) {
+      case 'session.input': {
+        if (typeof payload.content !== 'string') throw new Error('payload.content must be a string');
+        session.input(payload.content);
+        return { ok: true };
+      }
+      case 'session.pause':
+        session.pause();
+        return { ok: true, state: session.state };
+      case 'session.resume':
+        session.resume();
+        return { ok: true, state: session.state };
+      case 'session.abort':
+        session.abort();
+        return { ok: true };
+      case 'session.stop':
+        // Do not await the exit: the response must not wait up to the SIGKILL grace period.
+        void session.stop();
+        return { ok: true };
+      case 'session.set_model': {
+        const model = str(payload.model);
+        if (!model) throw new Error('payload.model must be a non-empty string');
+        session.setModel(model);
+        return { ok: true };
+      }
+      case 'session.rotate_token': {
+        const token = str(payload.proxy_token);
+        if (!token) throw new Error('payload.proxy_token must be a non-empty string');
+        session.rotateToken(token);
+        return { ok: true };
+      }
+      case 'session.permission_response': {
+        const requestId = str(payload.request_id);
+        const decision = payload.decision;
+        if (!requestId) throw new Error('payload.request_id must be a non-empty string');
+        if (decision !== 'allow' && decision !== 'deny') throw new Error('payload.decision must be "allow" or "deny"');
+        session.permissionResponse(requestId, decision, str(payload.message));
+        return { ok: true };
+      }
+      default:
+        return { ok: false, error: `unsupported command_type "${cmd.command_type}"` };
+    }
+  }
+
+  private start(cmd: Command): ResponsePayload {
+    const payload = cmd.payload ?? {};
+    const sessionId = str(cmd.session_id) ?? str(payload.session_id);
+    if (!sessionId) throw new Error('session.start needs a session_id');
+    const running = this.sessions.get(sessionId);
+    if (running) return { ok: true, already_running: true, pid: running.pid ?? null };
+
+    // A refused start still produces a visible reason and a final state for the session.
+    const refuse = (reason: string): ResponsePayload => {
+      const channel = new SessionChannel(sessionId, this.emit);
+      channel.note('start_refused', reason);
+      channel.state('exited');
+      this.log.warn('session.start refused', { session_id: sessionId, reason });
+      return { ok: false, error: reason };
+    };
+
+    if (this.sessions.size >= this.config.max_sessions) {
+      return refuse(`this machine already runs max_sessions (${this.config.max_sessions}) sessions`);
+    }
+    const projectPath = this.resolveProjectPath(str(payload.project_path));
+    if (!projectPath) return refuse('project_path is required');
+    if (!isDirectory(projectPath)) return refuse(`project_path ${projectPath} is not a directory on this machine`);
+    const cliTool = str(payload.cli_tool) ?? (this.config.cli_tool || DEFAULT_CLI_TOOL);
+    if (!isValidCliToolName(cliTool)) return refuse(`invalid cli_tool "${cliTool}"`);
+    const proxyToken = str(payload.proxy_token);
+    const proxyBaseUrl = str(payload.proxy_base_url);
+    if (!proxyToken || !proxyBaseUrl) return refuse('proxy_token and proxy_base_url are required');
+    const adapter = getAdapter(cliTool);
+    const executable = resolveExecutable(adapter, this.config);
+    if (!executable) return refuse(`unknown cli_tool "${cliTool}" and no cli_path configured on this machine`);
+
+    const channel = new SessionChannel(sessionId, this.emit);
+    const session = new Session(
+      {
+        sessionId,
+        adapter,
+        executable,
+        projectPath,
+        model: str(payload.model),
+        proxyToken,
+        proxyBaseUrl,
+        conversationId: str(payload.resume_conversation_id),
+        cliEnv: this.config.cli_env,
+        stopGraceMs: this.config.stop_grace_period * 1000,
+      },
+      channel,
+      this.log,
+      () => this.sessions.delete(sessionId),
+    );
+    this.sessions.set(sessionId, session);
+    session.start();
+    return { ok: true, run_id: channel.runId, pid: session.pid ?? null };
+  }
+
+  /** `~` and relative paths are resolved against the home and work directories of this machine. */
+  private resolveProjectPath(path: string | undefined): string | undefined {
+    if (!path) return undefined;
+    const expanded = path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
+    return resolve(this.config.work_dir || homedir(), expanded);
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

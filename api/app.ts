@@ -1,0 +1,30 @@
+// The Express application: edge middleware (request ids, logs, metrics, body limits), routers, and the
+// single error middleware.
+import express, { type Express } from 'express';
+import type { AppDeps } from './deps.ts';
+import { httpLogger } from './logger.ts';
+import { errorHandler, notFoundHandler } from './middleware/errors.ts';
+import { mountRoutes, mountStreamingRoutes } from './routes/index.ts';
+
+export const BODY_LIMIT = '50mb';
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', trustProxy(deps.settings.SVC_TRUST_PROXY));
+  app.use(deps.metrics.middleware);
+  app.use(httpLogger(deps.logger));
+  mountStreamingRoutes(app, deps);
+  app.use(express.json({ limit: BODY_LIMIT }));
+  mountRoutes(app, deps);
+  app.use(notFoundHandler);
+  app.use(errorHandler);
+  return app;
+}
+
+function trustProxy(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}

@@ -1,0 +1,261 @@
+/**
+ * The model-proxy hot path: forwards one already-authorised call to the provider and streams the
+ * answer back, reading token usage on the side. It knows nothing of tokens, tenants or the database;
+ * the route in front of it decides who may call and which key and base URL to use.
+ *
+ * Shape kept deliberately close to the thinnest Node pass-through (bench/proxy/passthrough.ts):
+ * node:http(s) with keep-alive agents, both bodies piped (never buffered), so the proxy adds as little
+ * latency as possible and backpressure flows end to end.
+ *
+ * Mount it before any body parser: it reads the raw request stream.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import { type Usage, type UsageResult, usageMissing } from '../../domain/usage/usage.ts';
+import { createUsageTap } from '../../domain/usage/usage-tap.ts';
+import { detectWireFormat, type Provider, type WireFormat } from '../../domain/usage/wire-format.ts';
+import { type AsyncUsageTap, decodingUsageTap } from './decoding-usage-tap.ts';
+import { requestHeadersForUpstream, responseHeadersForClient } from './forwarded-headers.ts';
+import { sendProxyError } from './proxy-error.ts';
+import { buildUpstreamUrl, type UpstreamTarget, UpstreamUrlError } from './upstream-url.ts';
+
+/** Idle time without any upstream bytes before the call is given up (the spec's ingress timeout). */
+const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+/**
+ * Idle keep-alive sockets are closed after this long, below typical provider idle timeouts (60 s+),
+ * so that a reused socket is rarely one the provider is closing at that moment.
+ */
+const FREE_SOCKET_TIMEOUT_MS = 30_000;
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo', timeout: FREE_SOCKET_TIMEOUT_MS }),
+  'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo', timeout: FREE_SOCKET_TIMEOUT_MS }),
+};
+
+export interface ForwardOptions {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Provider base URL, e.g. `https://api.openai.com/v1` (from the stored key's base_url). */
+  upstreamBase: string;
+  /** Path below the proxy prefix, with the query string, as the caller sent it. */
+  path: string;
+  /** Headers that authenticate to the provider, see providerAuthHeaders. */
+  providerAuth: Record<string, string>;
+  provider: Provider;
+  /** Cancels the call (for example when the session is revoked mid-stream). */
+  signal?: AbortSignal;
+  /** Give up when the provider sends nothing for this long. Default 300 s. */
+  idleTimeoutMs?: number;
+  /** Called once, after the response is over. Must not throw (an exception is reported as a warning). */
+  onDone?: (result: ForwardResult) => void;
+}
+
+export interface ForwardResult {
+  /** Status sent to the caller: the provider's, or the proxy's own error status; 0 if none was sent. */
+  status: number;
+  /** Token usage read from the response; null when it could not be read (see usageError). */
+  usage: Usage | null;
+  /** Why usage is null. */
+  usageError?: string;
+  /** The response ended before the provider's final usage report; usage is a lower bound. */
+  usagePartial: boolean;
+  /** Usage format of the endpoint; null for endpoints that report no usage (model lists, ...). */
+  wireFormat: WireFormat | null;
+  /** The caller disconnected, or the call was cancelled through `signal`, before the response ended. */
+  aborted: boolean;
+  /** The provider could not be reached, failed mid-response or timed out (an error code, no details). */
+  upstreamError?: string;
+  /** Response body bytes passed to the caller. */
+  bytes: number;
+}
+
+export function forwardToProvider(options: ForwardOptions): Promise<ForwardResult> {
+  return new Promise((resolve) => new ForwardedCall(options, resolve).start());
+}
+
+class ForwardedCall {
+  private readonly wireFormat: WireFormat | null;
+  private status = 0;
+  private bytes = 0;
+  private aborted = false;
+  private upstreamError: string | undefined;
+  private tap: AsyncUsageTap | undefined;
+  private noUsageReason: string;
+  private upstream: http.ClientRequest | undefined;
+  private settled = false;
+
+  constructor(
+    private readonly options: ForwardOptions,
+    private readonly resolve: (result: ForwardResult) => void,
+  ) {
+    this.wireFormat = detectWireFormat(options.provider, options.path);
+    this.noUsageReason = this.wireFormat === null ? 'endpoint reports no usage' : 'request was not forwarded';
+  }
+
+  start(): void {
+    const { req, res, signal } = this.options;
+    // Every ending (normal, caller gone, upstream failure, our own error reply) passes through here.
+    res.on('close', this.onClientClose);
+    // A caller that disconnects mid-upload makes req emit 'error'; the 'close' above handles it.
+    req.on('error', noop);
+
+    if (res.destroyed || res.closed) {
+      this.aborted = true;
+      void this.finish();
+      return;
+    }
+    if (signal?.aborted) return this.onCancel();
+    signal?.addEventListener('abort', this.onCancel, { once: true });
+
+    let target: UpstreamTarget;
+    try {
+      target = buildUpstreamUrl(this.options.upstreamBase, this.options.path);
+    } catch (error) {
+      if (!(error instanceof UpstreamUrlError)) throw error;
+      return this.reply(error.kind === 'bad_base' ? 500 : 400, error.kind === 'bad_base' ? 'config_error' : 'proxy_error', error.message);
+    }
+    if (req.readableEnded && hasBody(req)) {
+      // A body parser ran first; forwarding now would silently send an empty body.
+      return this.reply(500, 'proxy_error', 'Request body was consumed before the proxy could forward it');
+    }
+
+    const client = target.protocol === 'https:' ? https : http;
+    const upstream = client.request({
+      protocol: target.protocol,
+      hostname: target.hostname,
+      port: target.port,
+      path: target.path,
+      method: req.method,
+      headers: requestHeadersForUpstream(req.rawHeaders, this.options.providerAuth),
+      agent: agents[target.protocol],
+    });
+    this.upstream = upstream;
+    upstream.setTimeout(this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, () => {
+      upstream.destroy(Object.assign(new Error('upstream idle timeout'), { code: 'ETIMEDOUT' }));
+    });
+    upstream.on('response', this.onUpstreamResponse);
+    upstream.on('error', this.onUpstreamError);
+    req.pipe(upstream);
+  }
+
+  private onUpstreamResponse = (upstreamRes: IncomingMessage): void => {
+    const { res } = this.options;
+    if (res.destroyed) {
+      upstreamRes.destroy();
+      return;
+    }
+    this.status = upstreamRes.statusCode ?? 502;
+    res.writeHead(this.status, responseHeadersForClient(upstreamRes.rawHeaders));
+
+    if (this.wireFormat !== null && this.status >= 200 && this.status < 300) {
+      const raw = upstreamRes.rawHeaders;
+      this.tap = decodingUsageTap(
+        createUsageTap(this.wireFormat, rawHeader(raw, 'content-type')),
+        rawHeader(raw, 'content-encoding'),
+      );
+    } else if (this.wireFormat !== null) {
+      this.noUsageReason = `provider answered ${this.status}`;
+    }
+
+    upstreamRes.on('data', (chunk: Buffer) => {
+      this.bytes += chunk.length;
+      if (this.tap === undefined) return;
+      try {
+        this.tap.write(chunk);
+      } catch {
+        // Usage reading must never break the stream it watches.
+        this.tap = undefined;
+        this.noUsageReason = 'usage reader failed';
+      }
+    });
+    upstreamRes.on('error', noop); // reported through 'close' below
+    upstreamRes.on('close', () => {
+      if (upstreamRes.complete || this.settled || this.aborted) return;
+      this.upstreamError = 'ECONNRESET';
+      res.destroy();
+    });
+    upstreamRes.pipe(res);
+  };
+
+  private onUpstreamError = (error: Error & { code?: string }): void => {
+    // Errors caused by our own abort (caller gone, cancelled) are expected.
+    if (this.settled || this.aborted) return;
+    this.upstreamError = error.code ?? 'UNKNOWN';
+    if (this.options.res.headersSent) {
+      this.options.res.destroy();
+      return;
+    }
+    const timedOut = this.upstreamError === 'ETIMEDOUT';
+    this.reply(
+      timedOut ? 504 : 502,
+      'upstream_error',
+      timedOut
+        ? 'The model provider did not respond in time'
+        : `Could not reach the model provider (${this.upstreamError})`,
+    );
+  };
+
+  private onCancel = (): void => {
+    this.aborted = true;
+    this.upstream?.destroy();
+    this.reply(503, 'proxy_error', 'The proxy cancelled the request');
+  };
+
+  private onClientClose = (): void => {
+    const { res } = this.options;
+    if (!res.writableFinished && this.upstreamError === undefined) this.aborted = true;
+    // Stop the provider from generating (and billing) tokens nobody will read.
+    if (this.aborted || this.upstreamError !== undefined) this.upstream?.destroy();
+    void this.finish();
+  };
+
+  private reply(status: number, type: Parameters<typeof sendProxyError>[2], message: string): void {
+    if (!this.options.res.headersSent) this.status = status;
+    sendProxyError(this.options.res, status, type, message);
+  }
+
+  private async finish(): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    this.options.signal?.removeEventListener('abort', this.onCancel);
+
+    let usage: UsageResult;
+    try {
+      usage = this.tap ? await this.tap.end() : usageMissing(this.noUsageReason);
+    } catch {
+      usage = usageMissing('usage reader failed');
+    }
+    const result: ForwardResult = {
+      status: this.status,
+      usage: usage.usage,
+      usagePartial: usage.usage !== null && usage.partial,
+      wireFormat: this.wireFormat,
+      aborted: this.aborted,
+      bytes: this.bytes,
+    };
+    if (usage.usage === null) result.usageError = usage.reason;
+    if (this.upstreamError !== undefined) result.upstreamError = this.upstreamError;
+
+    this.resolve(result);
+    try {
+      this.options.onDone?.(result);
+    } catch (error) {
+      process.emitWarning(`llm-proxy onDone callback threw: ${(error as Error)?.message ?? 'unknown error'}`);
+    }
+  }
+}
+
+function noop(): void {}
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = rawHeader(req.rawHeaders, 'content-length');
+  return (length !== undefined && length !== '0') || rawHeader(req.rawHeaders, 'transfer-encoding') !== undefined;
+}
+
+/** First value of a header in a raw name/value list (avoids building the lazy headers object). */
+function rawHeader(raw: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === name.length && raw[i].toLowerCase() === name) return raw[i + 1];
+  }
+  return undefined;
+}

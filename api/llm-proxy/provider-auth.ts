@@ -1,0 +1,13 @@
+import type { Provider } from '../../domain/usage/wire-format.ts';
+
+/** The header each provider reads its API key from. */
+export function providerAuthHeaders(provider: Provider, apiKey: string): Record<string, string> {
+  switch (provider) {
+    case 'openai':
+      return { authorization: `Bearer ${apiKey}` };
+    case 'anthropic':
+      return { 'x-api-key': apiKey };
+    case 'gemini':
+      return { 'x-goog-api-key': apiKey };
+  }
+}

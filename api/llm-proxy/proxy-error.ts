@@ -1,0 +1,23 @@
+import type { ServerResponse } from 'node:http';
+
+/**
+ * Error types the proxy itself answers with. Provider errors pass through untouched and never use
+ * these types, so a caller can tell "the provider said no" from "the proxy could not get there".
+ * - upstream_error: the provider could not be reached, reset the connection or timed out.
+ * - config_error: the stored provider configuration is unusable (spec: also "no key configured").
+ * - proxy_error: the request cannot be forwarded as sent, or the proxy cancelled it.
+ */
+export type ProxyErrorType = 'upstream_error' | 'config_error' | 'proxy_error';
+
+/** Writes `{error: {message, type}}` (the OpenAI-style shape the spec uses for proxy errors). */
+export function sendProxyError(res: ServerResponse, status: number, type: ProxyErrorType, message: string): void {
+  if (res.headersSent) {
+    // Mid-stream there is no way to report an error in-band; cutting the connection makes the
+    // caller see a truncated response instead of a falsely complete one.
+    res.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error: { message, type } });
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}

@@ -1,0 +1,75 @@
+/**
+ * Where a proxied call goes: the stored provider base URL joined with the path the caller used below
+ * the proxy prefix.
+ */
+
+export interface UpstreamTarget {
+  protocol: 'http:' | 'https:';
+  hostname: string;
+  port: number;
+  /** Path and query to request. */
+  path: string;
+}
+
+/** The base URL or the caller's path cannot be used; `reason` is safe to show the caller. */
+export class UpstreamUrlError extends Error {
+  override name = 'UpstreamUrlError';
+  constructor(
+    message: string,
+    readonly kind: 'bad_base' | 'bad_path',
+  ) {
+    super(message);
+  }
+}
+
+/** A version segment such as /v1 or /v1beta, which both a base URL and a client path may carry. */
+const VERSION_SEGMENT = /^\/v\d+(?:alpha|beta)?\d*$/;
+/** `.` / `..` segments, literal or percent-encoded: never let a caller walk out of the base path. */
+const DOT_SEGMENT = /(?:^|\/)(?:\.|%2e){1,2}(?:\/|$)/i;
+
+/**
+ * Joins base and path. If the base ends in a version segment and the path starts with the same one
+ * (base `https://api.openai.com/v1`, path `/v1/chat/completions`), the segment is used once, so that
+ * CLIs configured either way reach the same endpoint. A `key` query parameter (Gemini's way of passing
+ * a key in the URL) is removed: it can only be the caller's proxy token.
+ */
+export function buildUpstreamUrl(upstreamBase: string, path: string): UpstreamTarget {
+  let base: URL;
+  try {
+    base = new URL(upstreamBase);
+  } catch {
+    throw new UpstreamUrlError('Provider base URL is not a valid URL', 'bad_base');
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    throw new UpstreamUrlError('Provider base URL must be http or https', 'bad_base');
+  }
+
+  const queryStart = path.indexOf('?');
+  let pathname = queryStart === -1 ? path : path.slice(0, queryStart);
+  let query = queryStart === -1 ? '' : path.slice(queryStart + 1);
+  if (!pathname.startsWith('/')) pathname = `/${pathname}`;
+  if (DOT_SEGMENT.test(pathname)) throw new UpstreamUrlError('Path must not contain dot segments', 'bad_path');
+
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const lastSegment = basePath.slice(basePath.lastIndexOf('/'));
+  if (VERSION_SEGMENT.test(lastSegment) && (pathname === lastSegment || pathname.startsWith(`${lastSegment}/`))) {
+    pathname = pathname.slice(lastSegment.length) || '/';
+  }
+
+  if (query.includes('key=')) {
+    const params = new URLSearchParams(query);
+    params.delete('key');
+    query = params.toString();
+  }
+  // The base URL's own query (rare: e.g. an Azure api-version) comes first.
+  const baseQuery = base.search.slice(1);
+  const fullQuery = baseQuery && query ? `${baseQuery}&${query}` : baseQuery || query;
+
+  return {
+    protocol: base.protocol,
+    // URL keeps IPv6 literals bracketed; the HTTP client wants them bare.
+    hostname: base.hostname.replace(/^\[(.*)\]$/, '$1'),
+    port: base.port ? Number(base.port) : base.protocol === 'https:' ? 443 : 80,
+    path: `${basePath}${pathname}${fullQuery ? `?${fullQuery}` : ''}`,
+  };
+}

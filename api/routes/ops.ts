@@ -1,0 +1,66 @@
+// Operational endpoints (document 2, "Operational endpoints"): they report, never repair.
+import { accessSync, constants } from 'node:fs';
+import { Router } from 'express';
+import { checkCompatibility } from '../../migrations/runner.ts';
+import type { AppDeps } from '../deps.ts';
+
+type Check = { status: 'ok' | 'fail'; detail?: string; [k: string]: unknown };
+
+const withTimeout = <T>(p: Promise<T>, ms: number, what: string) =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms).unref())]);
+
+export function opsRouter(deps: AppDeps): Router {
+  const r = Router();
+
+  r.get('/livez', (_req, res) => {
+    res.json({ status: 'alive' });
+  });
+
+  const readiness = async () => {
+    const checks: Record<string, Check> = {};
+    try {
+      await withTimeout(deps.database.ping(), 2000, 'database ping');
+      checks.database = { status: 'ok', dialect: deps.database.dialect };
+      deps.metrics.databaseUp.set(1);
+    } catch (err) {
+      checks.database = { status: 'fail', detail: (err as Error).message };
+      deps.metrics.databaseUp.set(0);
+    }
+    if (checks.database.status === 'ok') {
+      try {
+        const c = await withTimeout(checkCompatibility(deps.database.sql), 2000, 'schema check');
+        checks.schema_version = { status: c.compatible ? 'ok' : 'fail', compatible: c.compatible, current: c.current, required: c.required };
+      } catch (err) {
+        checks.schema_version = { status: 'fail', compatible: false, current: 'unknown', required: 'unknown', detail: (err as Error).message };
+      }
+    } else checks.schema_version = { status: 'fail', compatible: false, current: 'unknown', required: 'unknown', detail: 'database unavailable' };
+    const bg = await withTimeout(deps.temporal.backgroundStatus(), 3000, 'Temporal probe').catch((err: Error) => ({ ok: false, detail: err.message }));
+    checks.background_services = { status: bg.ok ? 'ok' : 'fail', detail: bg.detail };
+    deps.metrics.workerRunning.set(bg.ok ? 1 : 0);
+    try {
+      accessSync(deps.settings.dataDir, constants.W_OK);
+      checks.config_directory = { status: 'ok' };
+    } catch {
+      checks.config_directory = { status: 'fail', detail: `data directory ${deps.settings.dataDir} is not writable` };
+    }
+    const ready = Object.values(checks).every((c) => c.status === 'ok');
+    return { ready, body: { status: ready ? 'ready' : 'not_ready', checks } };
+  };
+
+  r.get('/readyz', async (_req, res) => {
+    const { ready, body } = await readiness();
+    res.status(ready ? 200 : 503).json(body);
+  });
+
+  // Deprecated alias of /readyz (spec, Versioning 2).
+  r.get('/health', async (_req, res) => {
+    const { ready, body } = await readiness();
+    res.status(ready ? 200 : 503).json({ ...body, deprecated: true });
+  });
+
+  r.get('/metrics', async (_req, res) => {
+    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
+
+  return r;
+}

@@ -1,0 +1,111 @@
+// Startup and shutdown pieces shared by the entry points (start = all in one, api, worker).
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { createActivities } from '../activities/index.ts';
+import { createApp } from '../api/app.ts';
+import type { AppDeps } from '../api/deps.ts';
+import { createLogger } from '../api/logger.ts';
+import { createMetrics } from '../api/metrics.ts';
+import { createTemporalAccess, type TemporalAccess } from '../api/temporal.ts';
+import { type DatabaseHandle, openDatabase } from '../db/client.ts';
+import { checkCompatibility, upgrade } from '../migrations/runner.ts';
+import type { Settings } from './settings.ts';
+import { type RunningWorker, startWorker } from './worker-runtime.ts';
+
+export class StartupError extends Error {}
+
+/** Opens the database; migrates only when asked (embedded single-node start outside production). */
+export async function prepareDatabase(settings: Settings, opts: { migrate: boolean; log: (l: string) => void }): Promise<DatabaseHandle> {
+  const database = await openDatabase({ databaseUrl: settings.DATABASE_URL, sqlitePath: settings.sqlitePath });
+  try {
+    await database.ping();
+    if (opts.migrate) await upgrade(database, 'head', (l) => opts.log(`migrate: ${l}`));
+    const c = await checkCompatibility(database.sql);
+    if (!c.compatible) throw new StartupError(`${c.message} (current ${c.current}, required ${c.required})`);
+    return database;
+  } catch (err) {
+    await database.close().catch(() => undefined);
+    if (err instanceof StartupError) throw err;
+    throw new StartupError(`Cannot open the ${settings.dialect} database: ${(err as Error).message}`);
+  }
+}
+
+export function buildDeps(settings: Settings, database: DatabaseHandle, temporal: TemporalAccess, logger: Logger): AppDeps {
+  return { settings, database, temporal, logger, metrics: createMetrics(), now: () => new Date() };
+}
+
+export function connectTemporal(settings: Settings, address: string): TemporalAccess {
+  return createTemporalAccess({ address, namespace: settings.TEMPORAL_NAMESPACE, taskQueue: settings.TEMPORAL_TASK_QUEUE });
+}
+
+export async function listen(deps: AppDeps): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+  const app = createApp(deps);
+  const server = app.listen(deps.settings.PORT, deps.settings.HOST);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new StartupError(err.code === 'EADDRINUSE' ? `Port ${deps.settings.PORT} on ${deps.settings.HOST} is already in use; set PORT to another value.` : err.message)),
+    );
+  });
+  // Long polls and SSE are held open for up to ~25 s; keep idle sockets a little longer than that.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 300_000;
+  const addr = server.address() as { port: number };
+  const host = deps.settings.HOST.includes(':') ? `[${deps.settings.HOST}]` : deps.settings.HOST;
+  return {
+    server,
+    url: `http://${host}:${addr.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        setTimeout(() => server.closeAllConnections(), 3000).unref();
+      }),
+  };
+}
+
+export function runWorker(
+  settings: Settings,
+  address: string,
+  database: DatabaseHandle,
+  log: (l: string) => void,
+  cacheDir = `${settings.dataDir}/cache`,
+): Promise<RunningWorker> {
+  return startWorker({
+    address,
+    namespace: settings.TEMPORAL_NAMESPACE,
+    taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    activities: createActivities({ database }),
+    cacheDir,
+    log,
+  });
+}
+
+export function makeLogger(settings: Settings): Logger {
+  return createLogger(settings.LOG_LEVEL);
+}
+
+/** Runs `steps` in order on SIGINT/SIGTERM; a second signal exits at once. */
+export function onShutdown(steps: { name: string; run: () => Promise<unknown> }[], log: (l: string) => void) {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      log(`${signal} again: exiting now`);
+      process.exit(130);
+    }
+    stopping = true;
+    log(`${signal} received, shutting down...`);
+    for (const step of steps) {
+      try {
+        await step.run();
+      } catch (err) {
+        log(`shutdown: ${step.name} failed: ${(err as Error).message}`);
+      }
+    }
+    log('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}

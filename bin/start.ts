@@ -1,0 +1,69 @@
+// `npm start`: the embedded default. One process tree: migrations applied to the SQLite file (or the
+// PostgreSQL database), an embedded Temporal dev server (unless TEMPORAL_ADDRESS is set), one worker
+// and the HTTP API.
+import { mkdirSync } from 'node:fs';
+import { bootstrapAdmin } from './bootstrap-admin.ts';
+import { buildDeps, connectTemporal, listen, makeLogger, onShutdown, prepareDatabase, runWorker, StartupError } from './runtime.ts';
+import { loadSettings, SettingsError } from './settings.ts';
+import { findTemporalCli } from './temporal-cli.ts';
+import { type DevServer, startDevServer } from './temporal-dev.ts';
+
+const say = (line: string) => console.log(`[svc] ${line}`);
+
+async function main() {
+  const started = Date.now();
+  const settings = loadSettings();
+  mkdirSync(settings.dataDir, { recursive: true });
+  say(`data directory ${settings.dataDir}; database ${settings.dialect}${settings.production ? '; production mode' : ''}`);
+  if (!settings.production && !settings.SVC_ENCRYPTION_KEY)
+    say('WARNING: SVC_ENCRYPTION_KEY is not set; stored secrets use a development-only key. Set it before storing real provider keys.');
+  // Production never runs DDL at startup (spec, Versioning 3): migrations are a separate step there.
+  const database = await prepareDatabase(settings, { migrate: !settings.production, log: say });
+  await bootstrapAdmin(database, { username: settings.SVC_ADMIN_USERNAME, password: settings.SVC_ADMIN_PASSWORD }, say);
+
+  let dev: DevServer | undefined;
+  let address = settings.TEMPORAL_ADDRESS;
+  if (!address) {
+    const cliPath = await findTemporalCli({ explicit: settings.TEMPORAL_CLI_PATH, log: say });
+    say('starting the embedded Temporal dev server...');
+    dev = await startDevServer({
+      cliPath,
+      dataDir: settings.dataDir,
+      config: {
+        namespace: settings.TEMPORAL_NAMESPACE,
+        ...(settings.SVC_TEMPORAL_DEV_PORT !== undefined ? { port: settings.SVC_TEMPORAL_DEV_PORT } : {}),
+        ...(settings.SVC_TEMPORAL_UI_PORT !== undefined ? { ui_port: settings.SVC_TEMPORAL_UI_PORT } : {}),
+      },
+      ephemeralPorts: settings.SVC_TEMPORAL_DEV_PORT === 0,
+      log: say,
+    });
+    address = dev.address;
+  }
+  const worker = await runWorker(settings, address, database, say);
+  const temporal = connectTemporal(settings, address);
+  const logger = makeLogger(settings);
+  const deps = buildDeps(settings, database, temporal, logger);
+  const api = await listen(deps);
+  onShutdown(
+    [
+      { name: 'api', run: () => api.close() },
+      { name: 'worker', run: () => worker.stop() },
+      { name: 'temporal client', run: () => temporal.close() },
+      { name: 'temporal dev server', run: async () => dev?.stop() },
+      { name: 'database', run: () => database.close() },
+    ],
+    say,
+  );
+  worker.done.catch((err) => {
+    say(`worker stopped unexpectedly: ${err.message}`);
+    process.exit(1);
+  });
+  say(`API listening on ${api.url}`);
+  say(dev ? `Temporal UI on ${dev.uiUrl} (server ${address})` : `Temporal cluster at ${address}`);
+  say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().catch((err) => {
+  console.error(`[svc] ${err instanceof SettingsError || err instanceof StartupError ? err.message : err.stack}`);
+  process.exit(1);
+});

@@ -1,0 +1,26 @@
+// `npm run worker`: one Temporal worker alone (scale-out), against DATABASE_URL and TEMPORAL_ADDRESS.
+import { onShutdown, prepareDatabase, runWorker, StartupError } from './runtime.ts';
+import { loadSettings, SettingsError } from './settings.ts';
+
+const say = (line: string) => console.log(`[svc-worker] ${line}`);
+
+async function main() {
+  const settings = loadSettings();
+  if (!settings.TEMPORAL_ADDRESS) throw new StartupError('npm run worker needs TEMPORAL_ADDRESS (the Temporal frontend, host:port).');
+  const database = await prepareDatabase(settings, { migrate: false, log: say });
+  const worker = await runWorker(settings, settings.TEMPORAL_ADDRESS, database, say);
+  onShutdown(
+    [
+      { name: 'worker', run: () => worker.stop() },
+      { name: 'database', run: () => database.close() },
+    ],
+    say,
+  );
+  say(`worker polling task queue ${settings.TEMPORAL_TASK_QUEUE} on ${settings.TEMPORAL_ADDRESS}`);
+  await worker.done;
+}
+
+main().catch((err) => {
+  console.error(`[svc-worker] ${err instanceof SettingsError || err instanceof StartupError ? err.message : err.stack}`);
+  process.exit(1);
+});

@@ -1,0 +1,220 @@
+import { index, integer, pgTable, real, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bool, counter, createdAt, day, id, int, str, ts, txt, updatedAt } from './columns.ts';
+import { users } from './identity.ts';
+
+export const dailyMessages = pgTable(
+  'daily_messages',
+  {
+    id: id(),
+    date: day().notNull(),
+    toolName: str('tool_name', 100).notNull(),
+    hostName: str('host_name', 255).notNull().default('localhost'),
+    messageId: str('message_id', 255).notNull(),
+    parentId: str('parent_id', 255),
+    role: str('role', 20).notNull(),
+    content: txt('content'),
+    fullEntry: txt('full_entry'),
+    tokensUsed: counter('tokens_used'),
+    inputTokens: counter('input_tokens'),
+    outputTokens: counter('output_tokens'),
+    model: str('model', 100),
+    timestamp: ts('timestamp'),
+    senderId: str('sender_id', 255),
+    senderName: str('sender_name', 255),
+    messageSource: str('message_source', 50),
+    conversationId: str('conversation_id', 255),
+    agentSessionId: str('agent_session_id', 64),
+    userId: int('user_id'),
+    projectPath: str('project_path', 500),
+  },
+  (t) => [
+    uniqueIndex('daily_messages_natural_key').on(t.date, t.toolName, t.messageId, t.hostName),
+    index('daily_messages_session').on(t.agentSessionId),
+  ],
+);
+
+export const agentSessions = pgTable(
+  'agent_sessions',
+  {
+    id: id(),
+    sessionId: str('session_id', 64).notNull().unique(),
+    tenantId: integer('tenant_id').notNull().default(1),
+    sessionType: str('session_type', 30).notNull().default('chat'),
+    title: txt('title'),
+    toolName: str('tool_name', 100).notNull(),
+    hostName: str('host_name', 255).notNull().default('localhost'),
+    userId: int('user_id'),
+    status: str('status', 20).notNull().default('active'),
+    totalTokens: counter('total_tokens'),
+    totalInputTokens: counter('total_input_tokens'),
+    totalOutputTokens: counter('total_output_tokens'),
+    messageCount: counter('message_count'),
+    requestCount: counter('request_count'),
+    model: str('model', 100),
+    projectId: int('project_id'),
+    projectPath: str('project_path', 500),
+    /** JSON text */
+    context: txt('context'),
+    settings: txt('settings'),
+    tags: txt('tags'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    completedAt: ts('completed_at'),
+    expiresAt: ts('expires_at'),
+    // Added by 0002_remote_workspace.
+    workspaceType: str('workspace_type', 10).notNull().default('local'),
+    remoteMachineId: str('remote_machine_id', 64),
+    pausedAt: ts('paused_at'),
+  },
+  (t) => [index('agent_sessions_user').on(t.userId), index('agent_sessions_tenant').on(t.tenantId)],
+);
+
+export const sessionMessages = pgTable(
+  'session_messages',
+  {
+    id: id(),
+    sessionId: str('session_id', 64)
+      .notNull()
+      .references(() => agentSessions.sessionId, { onDelete: 'cascade' }),
+    tenantId: integer('tenant_id').notNull().default(1),
+    role: str('role', 20).notNull(),
+    content: txt('content'),
+    tokensUsed: counter('tokens_used'),
+    model: str('model', 100),
+    timestamp: ts('timestamp').notNull().defaultNow(),
+    metadata: txt('metadata'),
+  },
+  (t) => [index('session_messages_session').on(t.sessionId)],
+);
+
+export const dailyStats = pgTable(
+  'daily_stats',
+  {
+    id: id(),
+    date: day().notNull(),
+    toolName: str('tool_name', 100).notNull(),
+    hostName: str('host_name', 255).notNull().default('localhost'),
+    senderName: str('sender_name', 255).notNull().default(''),
+    totalTokens: counter('total_tokens'),
+    totalInputTokens: counter('total_input_tokens'),
+    totalOutputTokens: counter('total_output_tokens'),
+    messageCount: counter('message_count'),
+    projectId: int('project_id'),
+    projectPath: str('project_path', 500),
+  },
+  (t) => [uniqueIndex('daily_stats_key').on(t.date, t.toolName, t.hostName, t.senderName)],
+);
+
+export const hourlyStats = pgTable(
+  'hourly_stats',
+  {
+    id: id(),
+    date: day().notNull(),
+    hour: integer('hour').notNull(),
+    toolName: str('tool_name', 100).notNull(),
+    hostName: str('host_name', 255).notNull().default('localhost'),
+    totalTokens: counter('total_tokens'),
+    totalInputTokens: counter('total_input_tokens'),
+    totalOutputTokens: counter('total_output_tokens'),
+    messageCount: counter('message_count'),
+  },
+  (t) => [uniqueIndex('hourly_stats_key').on(t.date, t.hour, t.toolName, t.hostName)],
+);
+
+export const dailyUsage = pgTable(
+  'daily_usage',
+  {
+    id: id(),
+    tenantId: integer('tenant_id').notNull().default(1),
+    date: day().notNull(),
+    toolName: str('tool_name', 100).notNull(),
+    hostName: str('host_name', 255).notNull().default('localhost'),
+    tokensUsed: counter('tokens_used'),
+    inputTokens: counter('input_tokens'),
+    outputTokens: counter('output_tokens'),
+    cacheTokens: counter('cache_tokens'),
+    requestCount: counter('request_count'),
+    modelsUsed: txt('models_used'),
+  },
+  (t) => [uniqueIndex('daily_usage_key').on(t.tenantId, t.date, t.toolName, t.hostName)],
+);
+
+export const usageSummary = pgTable(
+  'usage_summary',
+  {
+    id: id(),
+    toolName: str('tool_name', 100).notNull(),
+    hostName: str('host_name', 255).notNull().default('localhost'),
+    daysCount: integer('days_count').notNull().default(0),
+    totalTokens: counter('total_tokens'),
+    avgTokens: real('avg_tokens').notNull().default(0),
+    totalRequests: counter('total_requests'),
+    totalInputTokens: counter('total_input_tokens'),
+    totalOutputTokens: counter('total_output_tokens'),
+    firstDate: day('first_date'),
+    lastDate: day('last_date'),
+  },
+  (t) => [uniqueIndex('usage_summary_key').on(t.toolName, t.hostName)],
+);
+
+/** Per user and period (`daily` row keyed by YYYY-MM-DD, `monthly` row keyed by YYYY-MM-01). */
+export const quotaUsage = pgTable(
+  'quota_usage',
+  {
+    id: id(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    date: day().notNull(),
+    period: str('period', 10).notNull().default('daily'),
+    tokensUsed: counter('tokens_used'),
+    requestsUsed: counter('requests_used'),
+    tokensReserved: counter('tokens_reserved'),
+    requestsReserved: counter('requests_reserved'),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('quota_usage_key').on(t.userId, t.date, t.period)],
+);
+
+export const quotaAlerts = pgTable('quota_alerts', {
+  id: id(),
+  userId: int('user_id'),
+  alertType: str('alert_type', 50),
+  quotaType: str('quota_type', 50),
+  threshold: real('threshold'),
+  currentUsage: counter('current_usage'),
+  quotaLimit: counter('quota_limit'),
+  percentage: real('percentage'),
+  acknowledged: bool('acknowledged', false),
+  createdAt: createdAt(),
+});
+
+export const alerts = pgTable(
+  'alerts',
+  {
+    id: id(),
+    alertId: str('alert_id', 64).notNull().unique(),
+    alertType: str('alert_type', 50),
+    severity: str('severity', 20).notNull().default('info'),
+    title: txt('title').notNull(),
+    message: txt('message'),
+    userId: int('user_id'),
+    tenantId: int('tenant_id'),
+    read: bool('read', false),
+    createdAt: createdAt(),
+  },
+  (t) => [index('alerts_user').on(t.userId)],
+);
+
+export const notificationPreferences = pgTable('notification_preferences', {
+  userId: integer('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  emailEnabled: bool('email_enabled', true),
+  pushEnabled: bool('push_enabled', true),
+  minSeverity: str('min_severity', 20).notNull().default('warning'),
+  /** Robot webhook URL with any signing secret removed; the secret lives in webhook_secret_encrypted. */
+  webhookUrl: txt('webhook_url'),
+  webhookSecretEncrypted: txt('webhook_secret_encrypted'),
+  updatedAt: updatedAt(),
+});
