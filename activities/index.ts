@@ -1,11 +1,15 @@
 // Every activity the worker registers, built from the dependencies they need.
+import type { Settings } from '../bin/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import { createProbeActivities } from './probe.ts';
+import { createRemoteSessionActivities } from './remote-session.ts';
 
 export interface ActivityDeps {
   database: DatabaseHandle;
+  settings: Settings;
+  now: () => Date;
 }
 
-export function createActivities(_deps: ActivityDeps) {
-  return { ...createProbeActivities() };
+export function createActivities(deps: ActivityDeps) {
+  return { ...createProbeActivities(), ...createRemoteSessionActivities(deps) };
 }

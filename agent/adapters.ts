@@ -31,7 +31,12 @@ export interface CliAdapter {
   resumeArgs(conversationId: string, model?: string): string[];
   /** Bytes written to stdin for one chat message (per_turn: the whole stdin, then EOF). */
   formatInput(content: string): string;
-  formatPermissionResponse(requestId: string, decision: 'allow' | 'deny', input: unknown, message?: string): string;
+  formatPermissionResponse(
+    requestId: string,
+    decision: 'allow' | 'deny',
+    input: unknown,
+    message?: string,
+  ): string;
   inspect(event: Record<string, unknown>): LineInfo;
 }
 
@@ -60,8 +65,10 @@ function streamJsonPermissionLine(
       ? { behavior: 'allow', updatedInput: input ?? {} }
       : { behavior: 'deny', message: message || 'Denied by the user' };
   return (
-    JSON.stringify({ type: 'control_response', response: { subtype: 'success', request_id: requestId, response } }) +
-    '\n'
+    JSON.stringify({
+      type: 'control_response',
+      response: { subtype: 'success', request_id: requestId, response },
+    }) + '\n'
   );
 }
 
@@ -71,7 +78,11 @@ function streamJsonInspect(event: Record<string, unknown>): LineInfo {
   }
   if (event.type === 'result') return { turnEnded: true };
   const request = event.request as Record<string, unknown> | undefined;
-  if (event.type === 'control_request' && request?.subtype === 'can_use_tool' && typeof event.request_id === 'string') {
+  if (
+    event.type === 'control_request' &&
+    request?.subtype === 'can_use_tool' &&
+    typeof event.request_id === 'string'
+  ) {
     return { permissionRequest: { requestId: event.request_id, input: request.input } };
   }
   return {};
@@ -181,7 +192,16 @@ export function resolveExecutable(
 // Copied from the agent's environment; everything else (including any secret) is left behind.
 const INHERITED_VARS = ['PATH', 'HOME', 'LANG', 'TERM', 'USER', 'SHELL', 'TMPDIR'];
 // Windows cannot start most programs without these; they carry no secrets.
-const WINDOWS_VARS = ['SystemRoot', 'ComSpec', 'PATHEXT', 'USERPROFILE', 'APPDATA', 'LOCALAPPDATA', 'TEMP', 'TMP'];
+const WINDOWS_VARS = [
+  'SystemRoot',
+  'ComSpec',
+  'PATHEXT',
+  'USERPROFILE',
+  'APPDATA',
+  'LOCALAPPDATA',
+  'TEMP',
+  'TMP',
+];
 
 export function buildCliEnv(
   adapter: CliAdapter,

@@ -91,7 +91,11 @@ export class Agent {
       }
       if (this.seen.has(cmd.command_id)) continue;
       this.remember(cmd.command_id);
-      this.log.debug('command', { command_id: cmd.command_id, command_type: cmd.command_type, session_id: cmd.session_id });
+      this.log.debug('command', {
+        command_id: cmd.command_id,
+        command_type: cmd.command_type,
+        session_id: cmd.session_id,
+      });
       void this.sessions.handle(cmd).then((payload) => {
         this.send({ type: 'response', command_id: cmd.command_id, payload });
       });

@@ -89,7 +89,8 @@ function coerce(key: ConfigKey, kind: Kind, raw: unknown, where: string): AgentC
     case 'seconds':
     case 'ms':
     case 'count': {
-      const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+      const n =
+        typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
       if (!Number.isFinite(n) || n <= 0) bad('a positive number');
       if (kind === 'count' && !Number.isInteger(n)) bad('a positive integer');
       if (kind === 'ms' && key === 'long_poll_wait_ms' && n > 25000) bad('at most 25000');
@@ -132,7 +133,8 @@ export class ConfigStore {
     if (!existsSync(path)) return {};
     let parsed: unknown;
     try {
-      parsed = JSON.parse(readFileSync(path, 'utf8'));
+      // Tolerate a BOM (editors and Windows PowerShell 5.1 write one).
+      parsed = JSON.parse(readFileSync(path, 'utf8').replace(/^\uFEFF/, ''));
     } catch (err) {
       throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
     }

@@ -17,7 +17,13 @@ export function hostInfo(): { hostname: string; os_type: string; os_version: str
 export function findOnPath(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
   if (!name) return null;
   const exts = process.platform === 'win32' ? ['', '.cmd', '.exe', '.bat'] : [''];
-  const candidates = name.includes('/') || name.includes('\\') ? [name] : (env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+  const candidates =
+    name.includes('/') || name.includes('\\')
+      ? [name]
+      : (env.PATH ?? '')
+          .split(delimiter)
+          .filter(Boolean)
+          .map((dir) => join(dir, name));
   for (const base of candidates) {
     for (const ext of exts) {
       try {

@@ -52,9 +52,12 @@ async function runAgent(loaded: LoadedConfig, log: Logger): Promise<number> {
   ensureMachineId(loaded);
   if (!loaded.config.agent_token) {
     if (!loaded.config.registration_token) {
-      log.error('this machine is not registered: no agent_token and no registration_token in the config file', {
-        config: loaded.store.path,
-      });
+      log.error(
+        'this machine is not registered: no agent_token and no registration_token in the config file',
+        {
+          config: loaded.store.path,
+        },
+      );
       return 1;
     }
     await register(loaded, log);

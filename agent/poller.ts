@@ -8,7 +8,15 @@ import { Backoff, sleep } from './backoff.ts';
 import { errorMessage, type Logger } from './log.ts';
 import type { Outbox } from './outbox.ts';
 import type { Command, Heartbeat } from './protocol.ts';
-import { AuthRejectedError, type AgentTransport } from './transport.ts';
+import { type AgentTransport, AuthRejectedError, TransportError } from './transport.ts';
+
+const MAX_BATCH = 500;
+
+/** A 4xx other than 401/408/429 means the server will never take this request as it is. */
+function isPermanentRejection(err: unknown): boolean {
+  const status = err instanceof TransportError ? err.status : undefined;
+  return status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
 
 export interface PollerOptions {
   waitMs: number;
@@ -29,6 +37,8 @@ export class Poller {
   private flushTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private connected: boolean | null = null;
+  /** Shrinks while the server refuses batches, to isolate the event it cannot take. */
+  private batchLimit = MAX_BATCH;
   private pollLoopDone: Promise<void> = Promise.resolve();
 
   constructor(
@@ -116,22 +126,43 @@ export class Poller {
     try {
       while (!this.stopped && (this.outbox.size > 0 || this.heartbeatDue)) {
         this.heartbeatDue = false;
-        const batch = this.outbox.take();
+        const batch = this.outbox.take(this.batchLimit);
         try {
           const res = await this.transport.message(
             { wait_ms: 0, heartbeat: this.heartbeat(), events: batch },
             this.stopController.signal,
           );
           backoff.reset();
+          this.batchLimit = MAX_BATCH;
           this.markConnected();
           // A server may hand pending commands to any request, not only to the long poll.
           if (res.commands.length > 0) this.onCommands(res.commands);
         } catch (err) {
+          if (isPermanentRejection(err) && batch.length > 0) {
+            // Retrying the same batch would block every later event for ever: halve it until the
+            // refused event stands alone, then drop that one event.
+            if (batch.length === 1) {
+              const e = batch[0]!;
+              this.log.error('server refused an event; dropping it', {
+                error: (err as Error).message,
+                event_type: e.type,
+                session_id: 'session_id' in e ? e.session_id : undefined,
+              });
+            } else {
+              this.outbox.requeue(batch);
+              this.batchLimit = Math.max(1, Math.floor(batch.length / 2));
+            }
+            continue;
+          }
           this.outbox.requeue(batch);
           if (err instanceof AuthRejectedError) return this.fatal(err);
           if (this.stopped) return;
           const delay = backoff.next();
-          this.markDisconnected(err, delay, batch.length > 0 ? `sending ${batch.length} event(s)` : 'heartbeat');
+          this.markDisconnected(
+            err,
+            delay,
+            batch.length > 0 ? `sending ${batch.length} event(s)` : 'heartbeat',
+          );
           await this.sleepOrWake(delay);
         }
       }
@@ -159,8 +190,13 @@ export class Poller {
 
   private markDisconnected(err: unknown, delayMs: number, what: string): void {
     // Warn once per outage; repeat at DEBUG so a long outage does not flood the log.
-    const fields = { error: errorMessage(err), retry_in_ms: Math.round(delayMs), pending_events: this.outbox.size };
-    if (this.connected !== false) this.log.warn(`server unreachable (${what}); retrying with backoff`, fields);
+    const fields = {
+      error: errorMessage(err),
+      retry_in_ms: Math.round(delayMs),
+      pending_events: this.outbox.size,
+    };
+    if (this.connected !== false)
+      this.log.warn(`server unreachable (${what}); retrying with backoff`, fields);
     else this.log.debug(`retry failed (${what})`, fields);
     this.connected = false;
   }

@@ -1,6 +1,7 @@
 // One-time registration with a registration token (PROTOCOL.md "Registration").
+
+import { ensureMachineId, type LoadedConfig } from './config.ts';
 import { availableCliTools, hostInfo } from './host.ts';
-import { type LoadedConfig, ensureMachineId } from './config.ts';
 import type { Logger } from './log.ts';
 import type { RegisterRequest } from './protocol.ts';
 import { errorText, isRegisterResponse, postRegister } from './transport.ts';
@@ -66,7 +67,9 @@ export async function register(loaded: LoadedConfig, log: Logger): Promise<{ mac
     throw new RegistrationError(`the server refused the registration token (${reason}). ${NEW_TOKEN_HINT}`);
   }
   if ((result.status !== 200 && result.status !== 201) || !isRegisterResponse(result.body)) {
-    throw new RegistrationError(`unexpected answer from the server (HTTP ${result.status}). ${NEW_TOKEN_HINT}`);
+    throw new RegistrationError(
+      `unexpected answer from the server (HTTP ${result.status}). ${NEW_TOKEN_HINT}`,
+    );
   }
   const finalId = result.body.machine_id || machineId;
   store.update({ agent_token: result.body.agent_token, machine_id: finalId }, ['registration_token']);

@@ -159,7 +159,8 @@ export class Session {
   }
 
   private maybeRestart(): void {
-    if (!this.restartReason || this.restarting || this.paused || this.stopping || this.outstandingTurns > 0) return;
+    if (!this.restartReason || this.restarting || this.paused || this.stopping || this.outstandingTurns > 0)
+      return;
     if (!this.child) return;
     this.restarting = true;
     const resuming = this.conversationId ? ' resuming its conversation' : ' (no conversation yet)';
@@ -194,8 +195,16 @@ export class Session {
 
   private spawnProcess(): boolean {
     const { adapter, model } = this.spec;
-    const args = this.conversationId ? adapter.resumeArgs(this.conversationId, model) : adapter.startArgs(model);
-    const env = buildCliEnv(adapter, process.env, this.spec.proxyToken, this.spec.proxyBaseUrl, this.spec.cliEnv);
+    const args = this.conversationId
+      ? adapter.resumeArgs(this.conversationId, model)
+      : adapter.startArgs(model);
+    const env = buildCliEnv(
+      adapter,
+      process.env,
+      this.spec.proxyToken,
+      this.spec.proxyBaseUrl,
+      this.spec.cliEnv,
+    );
     let child: ChildProcess;
     try {
       // detached: own process group (setsid), so signals reach the CLI's tool subprocesses too.
@@ -255,7 +264,8 @@ export class Session {
     if (!truncated && line.startsWith('{')) {
       try {
         const parsed: unknown = JSON.parse(line);
-        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) event = parsed as Record<string, unknown>;
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+          event = parsed as Record<string, unknown>;
       } catch {
         // Not JSON: forwarded as plain text.
       }
@@ -279,7 +289,10 @@ export class Session {
     this.child = undefined;
     clearTimeout(this.killTimer);
     this.permissionInputs.clear();
-    if (this.stopping) return this.finish(code, signal);
+    if (this.stopping) {
+      this.finish(code, signal);
+      return;
+    }
     if (this.restarting) {
       this.restarting = false;
       this.restartReason = null;
@@ -292,7 +305,10 @@ export class Session {
     }
     if (this.spec.adapter.mode === 'per_turn') {
       this.outstandingTurns = 0;
-      this.channel.note('turn_finished', `CLI turn process ended (exit ${code ?? signal})`, { exit_code: code, signal });
+      this.channel.note('turn_finished', `CLI turn process ended (exit ${code ?? signal})`, {
+        exit_code: code,
+        signal,
+      });
       if (!this.paused) this.nextTurn();
       return;
     }
@@ -302,7 +318,8 @@ export class Session {
 
   private failToStart(err: unknown): void {
     const code = (err as NodeJS.ErrnoException)?.code;
-    const hint = code === 'ENOENT' ? ` (is "${this.spec.executable}" installed and on PATH, or cli_path set?)` : '';
+    const hint =
+      code === 'ENOENT' ? ` (is "${this.spec.executable}" installed and on PATH, or cli_path set?)` : '';
     this.channel.note('start_failed', `could not start the CLI: ${errorMessage(err)}${hint}`);
     this.log.error('could not start CLI', { session_id: this.spec.sessionId, error: errorMessage(err) });
     this.finish(null, null);
@@ -312,7 +329,10 @@ export class Session {
     if (this.exited) return;
     this.exited = true;
     clearTimeout(this.killTimer);
-    this.channel.note('exited', `session ended (exit ${code ?? signal ?? 'n/a'})`, { exit_code: code, signal });
+    this.channel.note('exited', `session ended (exit ${code ?? signal ?? 'n/a'})`, {
+      exit_code: code,
+      signal,
+    });
     this.channel.state('exited', code, signal);
     this.log.info('session ended', { session_id: this.spec.sessionId, exit_code: code, signal });
     this.onExit();
@@ -327,7 +347,11 @@ export class Session {
       else process.kill(-child.pid, sig);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ESRCH') {
-        this.log.warn('could not signal CLI', { session_id: this.spec.sessionId, signal: sig, error: errorMessage(err) });
+        this.log.warn('could not signal CLI', {
+          session_id: this.spec.sessionId,
+          signal: sig,
+          error: errorMessage(err),
+        });
       }
     }
   }

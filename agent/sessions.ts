@@ -11,7 +11,8 @@ import { Session } from './session.ts';
 
 export type ResponsePayload = Record<string, unknown>;
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const str = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
 
 export class SessionManager {
   private readonly sessions = new Map<string, Session>();
@@ -83,7 +84,8 @@ export class SessionManager {
         const requestId = str(payload.request_id);
         const decision = payload.decision;
         if (!requestId) throw new Error('payload.request_id must be a non-empty string');
-        if (decision !== 'allow' && decision !== 'deny') throw new Error('payload.decision must be "allow" or "deny"');
+        if (decision !== 'allow' && decision !== 'deny')
+          throw new Error('payload.decision must be "allow" or "deny"');
         session.permissionResponse(requestId, decision, str(payload.message));
         return { ok: true };
       }
@@ -113,7 +115,8 @@ export class SessionManager {
     }
     const projectPath = this.resolveProjectPath(str(payload.project_path));
     if (!projectPath) return refuse('project_path is required');
-    if (!isDirectory(projectPath)) return refuse(`project_path ${projectPath} is not a directory on this machine`);
+    if (!isDirectory(projectPath))
+      return refuse(`project_path ${projectPath} is not a directory on this machine`);
     const cliTool = str(payload.cli_tool) ?? (this.config.cli_tool || DEFAULT_CLI_TOOL);
     if (!isValidCliToolName(cliTool)) return refuse(`invalid cli_tool "${cliTool}"`);
     const proxyToken = str(payload.proxy_token);
@@ -121,7 +124,8 @@ export class SessionManager {
     if (!proxyToken || !proxyBaseUrl) return refuse('proxy_token and proxy_base_url are required');
     const adapter = getAdapter(cliTool);
     const executable = resolveExecutable(adapter, this.config);
-    if (!executable) return refuse(`unknown cli_tool "${cliTool}" and no cli_path configured on this machine`);
+    if (!executable)
+      return refuse(`unknown cli_tool "${cliTool}" and no cli_path configured on this machine`);
 
     const channel = new SessionChannel(sessionId, this.emit);
     const session = new Session(

@@ -56,7 +56,9 @@ export async function postJson(
     return { status: res.status, body: parsed };
   } catch (err) {
     const reason = controller.signal.aborted ? controller.signal.reason : err;
-    throw new TransportError(`POST ${new URL(url).pathname} failed: ${(reason as Error)?.message ?? String(reason)}`);
+    throw new TransportError(
+      `POST ${new URL(url).pathname} failed: ${(reason as Error)?.message ?? String(reason)}`,
+    );
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', forward);
@@ -96,11 +98,18 @@ export class AgentTransport {
     );
     if (status === 401) throw new AuthRejectedError(errorText(body) || 'agent token rejected');
     if (status !== 200) {
-      throw new TransportError(`server answered ${status}${errorText(body) ? `: ${errorText(body)}` : ''}`, status);
+      throw new TransportError(
+        `server answered ${status}${errorText(body) ? `: ${errorText(body)}` : ''}`,
+        status,
+      );
     }
     const commands = (body as { commands?: unknown } | null)?.commands;
-    if (commands !== undefined && !Array.isArray(commands)) throw new TransportError('malformed response: commands');
-    return { commands: (commands as MessageResponse['commands']) ?? [], server_time: (body as MessageResponse)?.server_time };
+    if (commands !== undefined && !Array.isArray(commands))
+      throw new TransportError('malformed response: commands');
+    return {
+      commands: (commands as MessageResponse['commands']) ?? [],
+      server_time: (body as MessageResponse)?.server_time,
+    };
   }
 
   /**

@@ -76,7 +76,7 @@ export function runWorker(
     address,
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
-    activities: createActivities({ database }),
+    activities: createActivities({ database, settings, now: () => new Date() }),
     cacheDir,
     log,
   });
@@ -98,6 +98,7 @@ export function onShutdown(steps: { name: string; run: () => Promise<unknown> }[
     log(`${signal} received, shutting down...`);
     for (const step of steps) {
       try {
+        log(`stopping ${step.name}...`);
         await step.run();
       } catch (err) {
         log(`shutdown: ${step.name} failed: ${(err as Error).message}`);

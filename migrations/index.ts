@@ -7,8 +7,9 @@ import remoteWorkspace from './versions/0002_remote_workspace.ts';
 import remoteRuntime from './versions/0003_remote_runtime.ts';
 import proxyTokens from './versions/0004_proxy_tokens.ts';
 import autonomous from './versions/0005_autonomous_workflows.ts';
+import remoteOutputDedupe from './versions/0007_remote_output_dedupe.ts';
 
-const later: Migration[] = [remoteWorkspace, remoteRuntime, proxyTokens, autonomous];
+const later: Migration[] = [remoteWorkspace, remoteRuntime, proxyTokens, autonomous, remoteOutputDedupe];
 const claimed = new Set(later.flatMap((m) => m.creates ?? []));
 const allTables = (Object.values(schema) as PgTable[]).filter((v) => getTableConfig(v).name !== undefined);
 

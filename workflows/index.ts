@@ -1,2 +1,3 @@
 // Entry point of the workflow bundle: every workflow the worker runs is exported here.
 export * from './probe.ts';
+export * from './remote-session.ts';

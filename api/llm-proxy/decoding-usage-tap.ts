@@ -7,21 +7,20 @@ import zlib from 'node:zlib';
 import { type UsageResult, usageMissing } from '../../domain/usage/usage.ts';
 import { noUsageTap, type UsageTap } from '../../domain/usage/usage-tap.ts';
 
-/** A tap whose end may wait for decompression to drain. */
-export interface AsyncUsageTap {
+/** A tap whose end may have to wait for decompression to drain. */
+export interface MaybeAsyncUsageTap {
   write(chunk: Uint8Array): void;
-  end(): Promise<UsageResult>;
+  end(): UsageResult | Promise<UsageResult>;
 }
 
-export function decodingUsageTap(tap: UsageTap, contentEncoding: string | undefined): AsyncUsageTap {
-  const encoding = (contentEncoding ?? 'identity').trim().toLowerCase();
-  if (encoding === 'identity' || encoding === '') {
-    return { write: (chunk) => tap.write(chunk), end: async () => tap.end() };
-  }
+/** Returns `tap` itself for uncompressed bodies, the common case, so that path costs nothing extra. */
+export function decodingUsageTap(tap: UsageTap, contentEncoding: string | undefined): MaybeAsyncUsageTap {
+  if (contentEncoding === undefined) return tap;
+  const encoding = contentEncoding.trim().toLowerCase();
+  if (encoding === 'identity' || encoding === '') return tap;
   const decoder = createDecoder(encoding);
   if (decoder === undefined) {
-    const unsupported = noUsageTap(`response content-encoding "${encoding}" is not supported by the usage reader`);
-    return { write() {}, end: async () => unsupported.end() };
+    return noUsageTap(`response content-encoding "${encoding}" is not supported by the usage reader`);
   }
 
   let failure: string | undefined;

@@ -11,10 +11,11 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
+import type { KeyProvider } from '../../domain/key-providers.ts';
 import { type Usage, type UsageResult, usageMissing } from '../../domain/usage/usage.ts';
 import { createUsageTap } from '../../domain/usage/usage-tap.ts';
-import { detectWireFormat, type Provider, type WireFormat } from '../../domain/usage/wire-format.ts';
-import { type AsyncUsageTap, decodingUsageTap } from './decoding-usage-tap.ts';
+import { detectWireFormat, type WireFormat } from '../../domain/usage/wire-format.ts';
+import { decodingUsageTap, type MaybeAsyncUsageTap } from './decoding-usage-tap.ts';
 import { requestHeadersForUpstream, responseHeadersForClient } from './forwarded-headers.ts';
 import { sendProxyError } from './proxy-error.ts';
 import { buildUpstreamUrl, type UpstreamTarget, UpstreamUrlError } from './upstream-url.ts';
@@ -41,7 +42,7 @@ export interface ForwardOptions {
   path: string;
   /** Headers that authenticate to the provider, see providerAuthHeaders. */
   providerAuth: Record<string, string>;
-  provider: Provider;
+  provider: KeyProvider;
   /** Cancels the call (for example when the session is revoked mid-stream). */
   signal?: AbortSignal;
   /** Give up when the provider sends nothing for this long. Default 300 s. */
@@ -79,7 +80,7 @@ class ForwardedCall {
   private bytes = 0;
   private aborted = false;
   private upstreamError: string | undefined;
-  private tap: AsyncUsageTap | undefined;
+  private tap: MaybeAsyncUsageTap | undefined;
   private noUsageReason: string;
   private upstream: http.ClientRequest | undefined;
   private settled = false;
@@ -101,10 +102,13 @@ class ForwardedCall {
 
     if (res.destroyed || res.closed) {
       this.aborted = true;
-      void this.finish();
+      this.finish();
       return;
     }
-    if (signal?.aborted) return this.onCancel();
+    if (signal?.aborted) {
+      this.onCancel();
+      return;
+    }
     signal?.addEventListener('abort', this.onCancel, { once: true });
 
     let target: UpstreamTarget;
@@ -112,11 +116,14 @@ class ForwardedCall {
       target = buildUpstreamUrl(this.options.upstreamBase, this.options.path);
     } catch (error) {
       if (!(error instanceof UpstreamUrlError)) throw error;
-      return this.reply(error.kind === 'bad_base' ? 500 : 400, error.kind === 'bad_base' ? 'config_error' : 'proxy_error', error.message);
+      if (error.kind === 'bad_base') this.reply(500, 'config_error', error.message);
+      else this.reply(400, 'proxy_error', error.message);
+      return;
     }
     if (req.readableEnded && hasBody(req)) {
       // A body parser ran first; forwarding now would silently send an empty body.
-      return this.reply(500, 'proxy_error', 'Request body was consumed before the proxy could forward it');
+      this.reply(500, 'proxy_error', 'Request body was consumed before the proxy could forward it');
+      return;
     }
 
     const client = target.protocol === 'https:' ? https : http;
@@ -144,8 +151,17 @@ class ForwardedCall {
       upstreamRes.destroy();
       return;
     }
-    this.status = upstreamRes.statusCode ?? 502;
-    res.writeHead(this.status, responseHeadersForClient(upstreamRes.rawHeaders));
+    const status = upstreamRes.statusCode ?? 502;
+    try {
+      res.writeHead(status, responseHeadersForClient(upstreamRes.rawHeaders));
+    } catch {
+      // A header Node refuses to send on (writeHead validates names and values); never crash on it.
+      upstreamRes.destroy();
+      this.upstreamError = 'EBADHEADER';
+      this.reply(502, 'upstream_error', 'The model provider sent a response the proxy cannot relay');
+      return;
+    }
+    this.status = status;
 
     if (this.wireFormat !== null && this.status >= 200 && this.status < 300) {
       const raw = upstreamRes.rawHeaders;
@@ -206,7 +222,7 @@ class ForwardedCall {
     if (!res.writableFinished && this.upstreamError === undefined) this.aborted = true;
     // Stop the provider from generating (and billing) tokens nobody will read.
     if (this.aborted || this.upstreamError !== undefined) this.upstream?.destroy();
-    void this.finish();
+    this.finish();
   };
 
   private reply(status: number, type: Parameters<typeof sendProxyError>[2], message: string): void {
@@ -214,17 +230,32 @@ class ForwardedCall {
     sendProxyError(this.options.res, status, type, message);
   }
 
-  private async finish(): Promise<void> {
+  private finish(): void {
     if (this.settled) return;
     this.settled = true;
     this.options.signal?.removeEventListener('abort', this.onCancel);
-
-    let usage: UsageResult;
-    try {
-      usage = this.tap ? await this.tap.end() : usageMissing(this.noUsageReason);
-    } catch {
-      usage = usageMissing('usage reader failed');
+    if (this.tap === undefined) {
+      this.complete(usageMissing(this.noUsageReason));
+      return;
     }
+    let ended: UsageResult | Promise<UsageResult>;
+    try {
+      ended = this.tap.end();
+    } catch {
+      ended = usageMissing('usage reader failed');
+    }
+    // Only a compressed body makes this asynchronous; the common path stays synchronous.
+    if (ended instanceof Promise) {
+      ended.then(
+        (usage) => this.complete(usage),
+        () => this.complete(usageMissing('usage reader failed')),
+      );
+    } else {
+      this.complete(ended);
+    }
+  }
+
+  private complete(usage: UsageResult): void {
     const result: ForwardResult = {
       status: this.status,
       usage: usage.usage,
@@ -249,7 +280,9 @@ function noop(): void {}
 
 function hasBody(req: IncomingMessage): boolean {
   const length = rawHeader(req.rawHeaders, 'content-length');
-  return (length !== undefined && length !== '0') || rawHeader(req.rawHeaders, 'transfer-encoding') !== undefined;
+  return (
+    (length !== undefined && length !== '0') || rawHeader(req.rawHeaders, 'transfer-encoding') !== undefined
+  );
 }
 
 /** First value of a header in a raw name/value list (avoids building the lazy headers object). */

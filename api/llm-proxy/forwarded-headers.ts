@@ -44,7 +44,10 @@ export function requestHeadersForUpstream(
     if (HOP_BY_HOP.has(name) || CALLER_CREDENTIALS.has(name) || dropped?.has(name)) continue;
     const existing = headers[name];
     if (existing === undefined) headers[name] = rawHeaders[i + 1];
-    else headers[name] = Array.isArray(existing) ? [...existing, rawHeaders[i + 1]] : [String(existing), rawHeaders[i + 1]];
+    else
+      headers[name] = Array.isArray(existing)
+        ? [...existing, rawHeaders[i + 1]]
+        : [String(existing), rawHeaders[i + 1]];
   }
   headers['accept-encoding'] = 'identity';
   for (const name of Object.keys(providerAuth)) headers[name.toLowerCase()] = providerAuth[name];
@@ -70,7 +73,9 @@ function namedInConnection(rawHeaders: readonly string[]): Set<string> | undefin
     if (rawHeaders[i].length !== 10 || rawHeaders[i].toLowerCase() !== 'connection') continue;
     for (const token of rawHeaders[i + 1].split(',')) {
       const name = token.trim().toLowerCase();
-      if (name !== '' && name !== 'close' && name !== 'keep-alive') (names ??= new Set()).add(name);
+      if (name === '' || name === 'close' || name === 'keep-alive') continue;
+      names ??= new Set();
+      names.add(name);
     }
   }
   return names;

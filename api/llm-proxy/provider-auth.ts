@@ -1,7 +1,7 @@
-import type { Provider } from '../../domain/usage/wire-format.ts';
+import type { KeyProvider } from '../../domain/key-providers.ts';
 
 /** The header each provider reads its API key from. */
-export function providerAuthHeaders(provider: Provider, apiKey: string): Record<string, string> {
+export function providerAuthHeaders(provider: KeyProvider, apiKey: string): Record<string, string> {
   switch (provider) {
     case 'openai':
       return { authorization: `Bearer ${apiKey}` };

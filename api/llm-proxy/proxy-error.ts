@@ -10,7 +10,12 @@ import type { ServerResponse } from 'node:http';
 export type ProxyErrorType = 'upstream_error' | 'config_error' | 'proxy_error';
 
 /** Writes `{error: {message, type}}` (the OpenAI-style shape the spec uses for proxy errors). */
-export function sendProxyError(res: ServerResponse, status: number, type: ProxyErrorType, message: string): void {
+export function sendProxyError(
+  res: ServerResponse,
+  status: number,
+  type: ProxyErrorType,
+  message: string,
+): void {
   if (res.headersSent) {
     // Mid-stream there is no way to report an error in-band; cutting the connection makes the
     // caller see a truncated response instead of a falsely complete one.

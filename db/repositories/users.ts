@@ -1,22 +1,127 @@
-import { and, count, eq, isNull } from 'drizzle-orm';
+import { and, asc, count, eq, isNull, type SQL } from 'drizzle-orm';
+import type { ReadScope } from '../../domain/tenant-scope.ts';
 import type { DatabaseHandle } from '../client.ts';
 
+export type UserRow = Awaited<ReturnType<ReturnType<typeof usersRepository>['findById']>> & {};
+
+export interface UserPatch {
+  username?: string;
+  email?: string | null;
+  role?: string;
+  isAdmin?: boolean;
+  isActive?: boolean;
+  systemAccount?: string | null;
+  tenantId?: number | null;
+  mustChangePassword?: boolean;
+}
+
+export interface UserQuota {
+  dailyTokenQuota?: number | null;
+  monthlyTokenQuota?: number | null;
+  dailyRequestQuota?: number | null;
+  monthlyRequestQuota?: number | null;
+}
+
 export function usersRepository({ db, t }: DatabaseHandle) {
+  const u = t.users;
+  const inScope = (scope: ReadScope): SQL | undefined | false =>
+    scope.kind === 'all' ? undefined : scope.kind === 'none' ? false : eq(u.tenantId, scope.tenantId);
   return {
     async countActive(): Promise<number> {
-      const [row] = await db.select({ n: count() }).from(t.users).where(isNull(t.users.deletedAt));
+      const [row] = await db.select({ n: count() }).from(u).where(isNull(u.deletedAt));
       return Number(row?.n ?? 0);
     },
     async findByUsername(username: string) {
       const [row] = await db
         .select()
-        .from(t.users)
-        .where(and(eq(t.users.username, username), isNull(t.users.deletedAt)));
+        .from(u)
+        .where(and(eq(u.username, username), isNull(u.deletedAt)));
       return row;
     },
+    /** Any row with this username, soft-deleted ones included (the unique constraint covers them). */
+    async usernameTaken(username: string, exceptId?: number): Promise<boolean> {
+      const rows = await db.select({ id: u.id }).from(u).where(eq(u.username, username));
+      return rows.some((r) => r.id !== exceptId);
+    },
+    /** A user that is not soft-deleted. */
+    async findById(id: number) {
+      const [row] = await db
+        .select()
+        .from(u)
+        .where(and(eq(u.id, id), isNull(u.deletedAt)));
+      return row;
+    },
+    /** A user including soft-deleted ones (history views). */
+    async findAnyById(id: number) {
+      const [row] = await db.select().from(u).where(eq(u.id, id));
+      return row;
+    },
+    /** For login: the user (not soft-deleted) and its tenant's state. */
+    async findForLogin(username: string) {
+      const [row] = await db
+        .select({
+          user: u,
+          tenantStatus: t.tenants.status,
+          tenantDeletedAt: t.tenants.deletedAt,
+          tenantName: t.tenants.name,
+        })
+        .from(u)
+        .leftJoin(t.tenants, eq(t.tenants.id, u.tenantId))
+        .where(and(eq(u.username, username), isNull(u.deletedAt)));
+      if (!row) return undefined;
+      return {
+        user: row.user,
+        tenant:
+          row.tenantStatus != null
+            ? { status: row.tenantStatus, deletedAt: row.tenantDeletedAt, name: row.tenantName ?? '' }
+            : null,
+      };
+    },
+    async list(scope: ReadScope) {
+      const s = inScope(scope);
+      if (s === false) return [];
+      return db
+        .select()
+        .from(u)
+        .where(and(isNull(u.deletedAt), s))
+        .orderBy(asc(u.id));
+    },
+    async countInTenant(tenantId: number): Promise<number> {
+      const [row] = await db
+        .select({ n: count() })
+        .from(u)
+        .where(and(eq(u.tenantId, tenantId), isNull(u.deletedAt)));
+      return Number(row?.n ?? 0);
+    },
     async create(values: typeof t.users.$inferInsert) {
-      const [row] = await db.insert(t.users).values(values).returning();
+      const [row] = await db.insert(u).values(values).returning();
       return row!;
+    },
+    async update(id: number, patch: UserPatch, at: Date): Promise<void> {
+      await db
+        .update(u)
+        .set({ ...patch, updatedAt: at })
+        .where(and(eq(u.id, id), isNull(u.deletedAt)));
+    },
+    async setPassword(
+      id: number,
+      passwordHash: string,
+      mustChangePassword: boolean,
+      at: Date,
+    ): Promise<void> {
+      await db.update(u).set({ passwordHash, mustChangePassword, updatedAt: at }).where(eq(u.id, id));
+    },
+    async setQuota(id: number, quota: UserQuota, at: Date): Promise<void> {
+      await db
+        .update(u)
+        .set({ ...quota, updatedAt: at })
+        .where(and(eq(u.id, id), isNull(u.deletedAt)));
+    },
+    async softDelete(id: number, at: Date): Promise<void> {
+      await db.update(u).set({ deletedAt: at, isActive: false, updatedAt: at }).where(eq(u.id, id));
+    },
+    async touchLogin(id: number, at: Date): Promise<void> {
+      await db.update(u).set({ lastLoginAt: at }).where(eq(u.id, id));
     },
   };
 }

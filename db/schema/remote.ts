@@ -110,6 +110,12 @@ export const remoteRuntimeOutputs = pgTable(
     payload: txt('payload'),
     createdAt: createdAt(),
     expiresAt: ts('expires_at'),
+    // Added by 0007_remote_output_dedupe: the agent's (run_id, seq) of the line, so an event the agent
+    // re-sends after an unacknowledged request is stored once.
+    sourceKey: str('source_key', 128),
   },
-  (t) => [uniqueIndex('remote_runtime_outputs_session_index').on(t.sessionId, t.eventIndex)],
+  (t) => [
+    uniqueIndex('remote_runtime_outputs_session_index').on(t.sessionId, t.eventIndex),
+    uniqueIndex('remote_runtime_outputs_session_source').on(t.sessionId, t.sourceKey),
+  ],
 );

@@ -12,7 +12,14 @@
  *
  * Pure: no I/O; the only impurity is the clock and random IV, both injectable for test vectors.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 const VERSION = 0x80;
 const HEADER_LENGTH = 1 + 8 + 16; // version + timestamp + IV

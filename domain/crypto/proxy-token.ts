@@ -48,7 +48,9 @@ export function signProxyToken(claims: ProxyTokenClaims, secret: string): string
   if (!isClaims(claims)) throw new Error('Invalid proxy token claims');
   // Only the known claims, in a fixed order, so the token never carries stray fields.
   const { jti, sid, uid, tid, prv, iat, exp, typ } = claims;
-  const payload = Buffer.from(JSON.stringify({ jti, sid, uid, tid, prv, iat, exp, typ })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ jti, sid, uid, tid, prv, iat, exp, typ })).toString(
+    'base64url',
+  );
   const signed = PROXY_TOKEN_PREFIX + payload;
   return `${signed}.${sign(signed, secret).toString('base64url')}`;
 }
@@ -57,7 +59,11 @@ export function signProxyToken(claims: ProxyTokenClaims, secret: string): string
  * Checks structure, signature (constant time, before the payload is parsed) and expiry.
  * `now` is in seconds since the epoch.
  */
-export function verifyProxyTokenSignature(token: string, secret: string, now: number): ProxyTokenVerification {
+export function verifyProxyTokenSignature(
+  token: string,
+  secret: string,
+  now: number,
+): ProxyTokenVerification {
   assertSecret(secret);
   if (typeof token !== 'string' || token.length > MAX_TOKEN_LENGTH || !token.startsWith(PROXY_TOKEN_PREFIX)) {
     return fail('malformed');
@@ -70,7 +76,8 @@ export function verifyProxyTokenSignature(token: string, secret: string, now: nu
 
   const given = Buffer.from(signature, 'base64url');
   // The re-encoding check rejects non-canonical spellings of the same signature bytes.
-  if (given.length !== SIGNATURE_LENGTH || given.toString('base64url') !== signature) return fail('bad_signature');
+  if (given.length !== SIGNATURE_LENGTH || given.toString('base64url') !== signature)
+    return fail('bad_signature');
   if (!timingSafeEqual(given, sign(token.slice(0, dot), secret))) return fail('bad_signature');
 
   let claims: unknown;
@@ -95,7 +102,10 @@ export const DEFAULT_PROXY_TOKEN_TTL_SECONDS: Readonly<Record<string, number>> =
  * override for `general`, the general default. Overrides come from configuration; a bad value is a
  * configuration error and throws rather than issuing tokens with a surprising lifetime.
  */
-export function proxyTokenTtlSeconds(sessionType: string, overrides?: Readonly<Record<string, number>>): number {
+export function proxyTokenTtlSeconds(
+  sessionType: string,
+  overrides?: Readonly<Record<string, number>>,
+): number {
   const ttl =
     overrides?.[sessionType] ??
     DEFAULT_PROXY_TOKEN_TTL_SECONDS[sessionType] ??
@@ -116,7 +126,8 @@ function fail(reason: ProxyTokenFailure): ProxyTokenVerification {
 }
 
 function assertSecret(secret: string): void {
-  if (typeof secret !== 'string' || secret.length === 0) throw new Error('Proxy token secret must not be empty');
+  if (typeof secret !== 'string' || secret.length === 0)
+    throw new Error('Proxy token secret must not be empty');
 }
 
 function isClaims(value: unknown): value is ProxyTokenClaims {

@@ -10,15 +10,25 @@
  * array of the same objects (read by fromJson).
  */
 import type { StreamUsageCollector, WireFormatUsage } from './stream-collector.ts';
-import { buildUsage, isRecord, optionalTokenCount, parseJson, type UsageResult, usageMissing, usageOk } from './usage.ts';
+import {
+  buildUsage,
+  isRecord,
+  optionalTokenCount,
+  parseJson,
+  type UsageResult,
+  usageMissing,
+  usageOk,
+} from './usage.ts';
 
 function fromResponse(response: Record<string, unknown>, partial: boolean): UsageResult {
   const meta = response.usageMetadata;
   if (!isRecord(meta)) return usageMissing('response has no usageMetadata');
   return usageOk(
     buildUsage({
-      inputTokens: optionalTokenCount(meta.promptTokenCount) + optionalTokenCount(meta.toolUsePromptTokenCount),
-      outputTokens: optionalTokenCount(meta.candidatesTokenCount) + optionalTokenCount(meta.thoughtsTokenCount),
+      inputTokens:
+        optionalTokenCount(meta.promptTokenCount) + optionalTokenCount(meta.toolUsePromptTokenCount),
+      outputTokens:
+        optionalTokenCount(meta.candidatesTokenCount) + optionalTokenCount(meta.thoughtsTokenCount),
       cacheReadTokens: optionalTokenCount(meta.cachedContentTokenCount),
       model: response.modelVersion,
     }),

@@ -52,7 +52,9 @@ function streamCollector(): StreamUsageCollector {
     },
     result() {
       if (lastUsageChunk === undefined) {
-        return usageMissing('stream carried no usage chunk (stream_options.include_usage not set, or cut short)');
+        return usageMissing(
+          'stream carried no usage chunk (stream_options.include_usage not set, or cut short)',
+        );
       }
       return fromJson(parseJson(lastUsageChunk));
     },

@@ -25,6 +25,7 @@ export interface UsageTapOptions {
 
 const DEFAULT_MAX_JSON_BYTES = 16 * 1024 * 1024;
 const DEFAULT_MAX_EVENT_CHARS = 16 * 1024 * 1024;
+const UTF8 = new TextDecoder();
 
 export function createUsageTap(
   format: WireFormat,
@@ -92,8 +93,11 @@ class JsonUsageTap implements UsageTap {
   }
 
   end(): UsageResult {
-    if (this.size > this.maxBytes) return usageMissing(`response body over ${this.maxBytes} bytes; usage not read`);
-    const body = parseJson(Buffer.concat(this.chunks, this.size).toString('utf8'));
+    if (this.size > this.maxBytes)
+      return usageMissing(`response body over ${this.maxBytes} bytes; usage not read`);
+    // One chunk is the common case for small replies: decode it without copying.
+    const bytes = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size);
+    const body = parseJson(UTF8.decode(bytes));
     this.chunks = [];
     if (body === undefined) return usageMissing('response body is not valid JSON (cut short?)');
     return this.reader.fromJson(body);

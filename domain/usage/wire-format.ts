@@ -5,20 +5,14 @@
  * OpenAI-compatible `/chat/completions`, so that path is metered for them too. Any other path
  * (model listings, token counting, files) has no usage: detectWireFormat returns null.
  */
+import type { KeyProvider } from '../key-providers.ts';
 import { anthropicMessagesUsage } from './anthropic-messages.ts';
 import { geminiUsage } from './gemini.ts';
 import { openAiChatUsage } from './openai-chat.ts';
 import { openAiResponsesUsage } from './openai-responses.ts';
 import type { WireFormatUsage } from './stream-collector.ts';
 
-export const PROVIDERS = ['openai', 'anthropic', 'gemini'] as const;
-export type Provider = (typeof PROVIDERS)[number];
-
 export type WireFormat = 'openai-chat' | 'openai-responses' | 'anthropic-messages' | 'gemini-generate';
-
-export function isProvider(value: unknown): value is Provider {
-  return (PROVIDERS as readonly unknown[]).includes(value);
-}
 
 const OPENAI_CHAT = /\/(?:chat\/)?completions$/;
 const OPENAI_RESPONSES = /\/responses$/;
@@ -26,7 +20,7 @@ const ANTHROPIC_MESSAGES = /\/messages$/;
 // Google clients send the colon literally; tolerate it percent-encoded too.
 const GEMINI_GENERATE = /(?::|%3A)(?:stream)?generateContent$/i;
 
-const ENDPOINTS: Record<Provider, ReadonlyArray<readonly [RegExp, WireFormat]>> = {
+const ENDPOINTS: Record<KeyProvider, ReadonlyArray<readonly [RegExp, WireFormat]>> = {
   openai: [
     [OPENAI_CHAT, 'openai-chat'],
     [OPENAI_RESPONSES, 'openai-responses'],
@@ -42,7 +36,7 @@ const ENDPOINTS: Record<Provider, ReadonlyArray<readonly [RegExp, WireFormat]>> 
 };
 
 /** `path` is the request path as the client sent it below the proxy prefix; a query string is ignored. */
-export function detectWireFormat(provider: Provider, path: string): WireFormat | null {
+export function detectWireFormat(provider: KeyProvider, path: string): WireFormat | null {
   const query = path.indexOf('?');
   const pathname = (query === -1 ? path : path.slice(0, query)).replace(/\/+$/, '');
   for (const [pattern, format] of ENDPOINTS[provider] ?? []) {

@@ -64,11 +64,18 @@ describe('agent CLI adapters', () => {
     const line = a.formatInput('multi\nline "quoted"');
     assert.ok(line.endsWith('\n'));
     assert.equal(line.split('\n').length, 2, 'exactly one line');
-    assert.deepEqual(JSON.parse(line), { type: 'user', message: { role: 'user', content: 'multi\nline "quoted"' } });
+    assert.deepEqual(JSON.parse(line), {
+      type: 'user',
+      message: { role: 'user', content: 'multi\nline "quoted"' },
+    });
     const allow = JSON.parse(a.formatPermissionResponse('r1', 'allow', { command: 'ls' }));
     assert.deepEqual(allow, {
       type: 'control_response',
-      response: { subtype: 'success', request_id: 'r1', response: { behavior: 'allow', updatedInput: { command: 'ls' } } },
+      response: {
+        subtype: 'success',
+        request_id: 'r1',
+        response: { behavior: 'allow', updatedInput: { command: 'ls' } },
+      },
     });
     const deny = JSON.parse(a.formatPermissionResponse('r2', 'deny', {}, 'no'));
     assert.deepEqual(deny.response.response, { behavior: 'deny', message: 'no' });
@@ -76,10 +83,16 @@ describe('agent CLI adapters', () => {
 
   it('recognises the init, result and permission lines', () => {
     const a = getAdapter('cli_beta');
-    assert.deepEqual(a.inspect({ type: 'system', subtype: 'init', session_id: 's1' }), { conversationId: 's1' });
+    assert.deepEqual(a.inspect({ type: 'system', subtype: 'init', session_id: 's1' }), {
+      conversationId: 's1',
+    });
     assert.deepEqual(a.inspect({ type: 'result', subtype: 'success' }), { turnEnded: true });
     assert.deepEqual(
-      a.inspect({ type: 'control_request', request_id: 'q', request: { subtype: 'can_use_tool', input: { a: 1 } } }),
+      a.inspect({
+        type: 'control_request',
+        request_id: 'q',
+        request: { subtype: 'can_use_tool', input: { a: 1 } },
+      }),
       { permissionRequest: { requestId: 'q', input: { a: 1 } } },
     );
     assert.deepEqual(a.inspect({ type: 'assistant' }), {});
@@ -96,7 +109,14 @@ describe('agent CLI adapters', () => {
       SVC_AGENT_TOKEN: 'agent-token',
       AWS_SECRET_ACCESS_KEY: 'x',
     };
-    const env = buildCliEnv(getAdapter('cli_alpha'), parent, 'proxy-tok', 'http://srv/api/remote/llm-proxy', {}, 'linux');
+    const env = buildCliEnv(
+      getAdapter('cli_alpha'),
+      parent,
+      'proxy-tok',
+      'http://srv/api/remote/llm-proxy',
+      {},
+      'linux',
+    );
     assert.deepEqual(env, {
       PATH: '/usr/bin',
       HOME: '/home/u',
@@ -108,7 +128,11 @@ describe('agent CLI adapters', () => {
     });
     const beta = buildCliEnv(getAdapter('cli_beta'), parent, 't', 'u', {}, 'linux');
     assert.equal(beta.ANTHROPIC_API_KEY, 't');
-    assert.equal(beta.OPENAI_API_KEY, undefined, 'the real OpenAI key is not passed to another adapter either');
+    assert.equal(
+      beta.OPENAI_API_KEY,
+      undefined,
+      'the real OpenAI key is not passed to another adapter either',
+    );
   });
 
   it('cli_env adds variables but can never replace the proxy variables', () => {
@@ -117,7 +141,11 @@ describe('agent CLI adapters', () => {
       { PATH: '/bin' },
       'proxy-tok',
       'http://proxy',
-      { HTTPS_PROXY: 'http://corp:3128', ANTHROPIC_API_KEY: 'sk-ant-real', ANTHROPIC_BASE_URL: 'https://api.anthropic.com' },
+      {
+        HTTPS_PROXY: 'http://corp:3128',
+        ANTHROPIC_API_KEY: 'sk-ant-real',
+        ANTHROPIC_BASE_URL: 'https://api.anthropic.com',
+      },
       'linux',
     );
     assert.equal(env.HTTPS_PROXY, 'http://corp:3128');

@@ -20,7 +20,11 @@ describe('agent backoff', () => {
     assert.equal(top(4), 32000);
     assert.equal(top(5), 60000);
     assert.equal(top(30), 60000);
-    assert.equal(backoffDelayMs(3, 1000, 60000, () => 0), 1000, 'lower bound is always base');
+    assert.equal(
+      backoffDelayMs(3, 1000, 60000, () => 0),
+      1000,
+      'lower bound is always base',
+    );
   });
 
   it('jitters: different random draws give different delays, spread over the window', () => {

@@ -3,7 +3,13 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConfigError, ConfigStore, DEFAULT_SERVER_URL, ensureMachineId, loadConfig } from '../../agent/config.ts';
+import {
+  ConfigError,
+  ConfigStore,
+  DEFAULT_SERVER_URL,
+  ensureMachineId,
+  loadConfig,
+} from '../../agent/config.ts';
 
 function configFile(data: Record<string, unknown>): string {
   const dir = mkdtempSync(join(tmpdir(), 'agent-config-'));
@@ -63,13 +69,19 @@ describe('agent config precedence', () => {
   });
 
   it('rejects bad values with a message naming the source', () => {
-    assert.throws(() => loadConfig(configFile({}), { SVC_MAX_SESSIONS: 'many' }), (err: Error) => {
-      assert.ok(err instanceof ConfigError);
-      assert.match(err.message, /SVC_MAX_SESSIONS must be a positive number/);
-      return true;
-    });
+    assert.throws(
+      () => loadConfig(configFile({}), { SVC_MAX_SESSIONS: 'many' }),
+      (err: Error) => {
+        assert.ok(err instanceof ConfigError);
+        assert.match(err.message, /SVC_MAX_SESSIONS must be a positive number/);
+        return true;
+      },
+    );
     assert.throws(() => loadConfig(configFile({ max_sessions: 2.5 }), {}), /positive integer/);
-    assert.throws(() => loadConfig(configFile({ server_url: 'ftp://x' }), {}), /"server_url" in .* http\(s\) URL/);
+    assert.throws(
+      () => loadConfig(configFile({ server_url: 'ftp://x' }), {}),
+      /"server_url" in .* http\(s\) URL/,
+    );
     assert.throws(() => loadConfig(configFile({ log_level: 'LOUD' }), {}), /log_level/);
     assert.throws(
       () => loadConfig(configFile({ reconnect_base_delay: 10, reconnect_max_delay: 5 }), {}),

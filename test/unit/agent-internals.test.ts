@@ -75,7 +75,12 @@ describe('agent log', () => {
     const lines: string[] = [];
     const log = new Logger('INFO', (l) => lines.push(l));
     log.debug('hidden');
-    log.info('shown', { agent_token: 'abc', proxy_token: 'def', authorization: 'Bearer x', session_id: 's1' });
+    log.info('shown', {
+      agent_token: 'abc',
+      proxy_token: 'def',
+      authorization: 'Bearer x',
+      session_id: 's1',
+    });
     assert.equal(lines.length, 1);
     const rec = JSON.parse(lines[0]!);
     assert.equal(rec.agent_token, '[redacted]');

@@ -65,7 +65,9 @@ describe('signProxyToken / verifyProxyTokenSignature', () => {
   it('rejects altered claims (privilege change) as a bad signature', () => {
     const token = signProxyToken(claims(), SECRET);
     const sig = token.split('.')[1];
-    const altered = Buffer.from(JSON.stringify({ ...claims(), uid: 1, exp: NOW + 10 ** 7 })).toString('base64url');
+    const altered = Buffer.from(JSON.stringify({ ...claims(), uid: 1, exp: NOW + 10 ** 7 })).toString(
+      'base64url',
+    );
     const result = verifyProxyTokenSignature(`${PROXY_TOKEN_PREFIX}${altered}.${sig}`, SECRET, NOW);
     assert.deepEqual(result, { ok: false, reason: 'bad_signature' });
   });
@@ -85,7 +87,10 @@ describe('signProxyToken / verifyProxyTokenSignature', () => {
     const respelled = token.slice(0, -1) + alphabet[lastValue ^ 0b01];
     const sig = (t: string) => Buffer.from(t.split('.')[1], 'base64url');
     assert.deepEqual(sig(respelled), sig(token));
-    assert.deepEqual(verifyProxyTokenSignature(respelled, SECRET, NOW), { ok: false, reason: 'bad_signature' });
+    assert.deepEqual(verifyProxyTokenSignature(respelled, SECRET, NOW), {
+      ok: false,
+      reason: 'bad_signature',
+    });
   });
 
   it('rejects malformed tokens', () => {
@@ -114,7 +119,10 @@ describe('signProxyToken / verifyProxyTokenSignature', () => {
       JSON.stringify({ ...claims(), tid: undefined }),
     ];
     for (const payload of bad) {
-      assert.deepEqual(verifyProxyTokenSignature(forge(payload), SECRET, NOW), { ok: false, reason: 'malformed' });
+      assert.deepEqual(verifyProxyTokenSignature(forge(payload), SECRET, NOW), {
+        ok: false,
+        reason: 'malformed',
+      });
     }
   });
 

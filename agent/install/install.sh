@@ -1,0 +1,285 @@
+#!/bin/sh
+# Installs the svc remote agent for the current user (Linux, macOS).
+#
+#   curl -fsSL <server>/api/remote/agent/install.sh | sh -s -- --token <registration token>
+#
+# Options:
+#   --server URL         service URL (required; the served script defaults it to the server it came from)
+#   --token TOKEN        one-time registration token (required)
+#   --name NAME          machine display name (default: hostname)
+#   --install-cli TOOL   CLI tool to install and use: cli_alpha (default), cli_beta, cli_gamma
+#   --dir DIR            install directory (default: ~/.svc-agent)
+#   --no-service         do not install a systemd/launchd service
+#   --skip-cli-install   do not install the CLI with npm (use the one on PATH)
+#
+# Needs Node.js 18+ (it also does the downloads, so neither curl nor wget is required past this
+# script itself). The registration token is passed to child processes through the environment,
+# never on a command line, so other users cannot read it with `ps`.
+set -eu
+
+# Filled in when the server renders this template.
+SERVER_URL='__SVC_SERVER_URL__'
+AGENT_FILES='__SVC_AGENT_FILES__'
+# An unrendered template (run from a source checkout) still carries the placeholders.
+case "$SERVER_URL" in __SVC_*) SERVER_URL='' ;; esac
+case "$AGENT_FILES" in __SVC_*) AGENT_FILES='' ;; esac
+
+TOKEN=''
+NAME=''
+CLI_TOOL='cli_alpha'
+INSTALL_DIR="${HOME:?HOME is not set}/.svc-agent"
+INSTALL_SERVICE=1
+INSTALL_CLI=1
+SERVICE_NAME='svc-agent'
+
+say() { printf '==> %s\n' "$*"; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die() {
+  printf 'error: %s\n' "$*" >&2
+  exit 1
+}
+
+usage() {
+  cat <<'USAGE'
+Usage: install.sh --server URL --token TOKEN [--name NAME] [--install-cli TOOL] [--dir DIR]
+                  [--no-service] [--skip-cli-install]
+  --server URL         service URL (required; the served script defaults it to its own server)
+  --token TOKEN        one-time registration token (required)
+  --name NAME          machine display name (default: hostname)
+  --install-cli TOOL   cli_alpha (default), cli_beta or cli_gamma
+  --dir DIR            install directory (default: ~/.svc-agent)
+  --no-service         do not install a systemd/launchd service
+  --skip-cli-install   do not install the CLI with npm
+USAGE
+}
+
+need_value() {
+  if [ "$#" -lt 2 ] || [ -z "$2" ]; then die "$1 needs a value (see --help)"; fi
+}
+
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --server) need_value "$@"; SERVER_URL=$2; shift 2 ;;
+    --server=*) SERVER_URL=${1#*=}; shift ;;
+    --token) need_value "$@"; TOKEN=$2; shift 2 ;;
+    --token=*) TOKEN=${1#*=}; shift ;;
+    --name) need_value "$@"; NAME=$2; shift 2 ;;
+    --name=*) NAME=${1#*=}; shift ;;
+    --install-cli) need_value "$@"; CLI_TOOL=$2; shift 2 ;;
+    --install-cli=*) CLI_TOOL=${1#*=}; shift ;;
+    --dir) need_value "$@"; INSTALL_DIR=$2; shift 2 ;;
+    --dir=*) INSTALL_DIR=${1#*=}; shift ;;
+    --no-service) INSTALL_SERVICE=0; shift ;;
+    --skip-cli-install) INSTALL_CLI=0; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown option: $1 (see --help)" ;;
+  esac
+done
+
+[ -n "$SERVER_URL" ] || die '--server URL is required'
+[ -n "$TOKEN" ] || die '--token TOKEN is required (a system administrator generates it)'
+SERVER_URL=${SERVER_URL%/}
+case "$SERVER_URL" in http://* | https://*) ;; *) die "--server must be an http(s) URL, got: $SERVER_URL" ;; esac
+[ -n "$NAME" ] || NAME=$(hostname 2>/dev/null || uname -n)
+case "$INSTALL_DIR" in /*) ;; *) INSTALL_DIR="$(pwd)/$INSTALL_DIR" ;; esac
+
+# --- 1. Node.js ---------------------------------------------------------------------------------
+say 'Checking Node.js (18 or newer required)'
+command -v node >/dev/null 2>&1 || die 'Node.js is not installed or not on PATH; install Node.js 18 or newer first'
+NODE_BIN=$(command -v node)
+NODE_MAJOR=$(node -p 'process.versions.node.split(".")[0]')
+[ "$NODE_MAJOR" -ge 18 ] || die "Node.js $(node -v) is too old; version 18 or newer is required"
+say "Using $NODE_BIN ($(node -v))"
+
+# --- 2. Agent files -----------------------------------------------------------------------------
+# fetch(url) -> file, with a clear message on HTTP errors. Runs as CommonJS under `node -e`.
+download() {
+  node -e '
+const [url, dest] = process.argv.slice(1);
+fetch(url)
+  .then(async (res) => {
+    if (!res.ok) throw new Error("HTTP " + res.status + " for " + url);
+    require("fs").writeFileSync(dest, Buffer.from(await res.arrayBuffer()));
+  })
+  .catch((err) => {
+    console.error("download failed: " + (err.cause ? err.message + ": " + err.cause.message : err.message));
+    process.exit(1);
+  });
+' "$1" "$2"
+}
+
+if [ -z "$AGENT_FILES" ]; then
+  say "Fetching the agent file list from $SERVER_URL"
+  AGENT_FILES=$(node -e '
+fetch(process.argv[1]).then(async (res) => {
+  if (!res.ok) throw new Error("HTTP " + res.status);
+  const body = await res.json();
+  console.log((Array.isArray(body) ? body : body.files).join(" "));
+}).catch((err) => { console.error("cannot list agent files: " + err.message); process.exit(1); });
+' "$SERVER_URL/api/remote/agent/files/") || die 'could not get the list of agent files'
+fi
+
+say "Installing into $INSTALL_DIR"
+umask 077
+mkdir -p "$INSTALL_DIR"
+chmod 700 "$INSTALL_DIR"
+# Download into a staging folder first so a failed download leaves a previous install intact.
+STAGING=$(mktemp -d "$INSTALL_DIR/.download.XXXXXX")
+trap 'rm -rf "$STAGING"' EXIT INT TERM
+for file in $AGENT_FILES; do
+  case "$file" in */* | ..*) die "refusing unexpected file name from the server: $file" ;; esac
+  say "Downloading $file"
+  download "$SERVER_URL/api/remote/agent/files/$file" "$STAGING/$file" || die "could not download $file from $SERVER_URL"
+done
+for file in $AGENT_FILES; do
+  chmod 644 "$STAGING/$file"
+  mv -f "$STAGING/$file" "$INSTALL_DIR/$file"
+done
+
+# --- 3. CLI -------------------------------------------------------------------------------------
+CLI_PATH=''
+case "$CLI_TOOL" in
+  cli_alpha) CLI_PACKAGE='@gitlawb/openclaude'; CLI_EXE='openclaude' ;;
+  cli_beta) CLI_PACKAGE='@anthropic-ai/claude-code'; CLI_EXE='claude' ;;
+  cli_gamma) CLI_PACKAGE='@openai/codex'; CLI_EXE='codex' ;;
+  *) CLI_PACKAGE=''; CLI_EXE='' ;;
+esac
+if [ "$INSTALL_CLI" -eq 1 ]; then
+  if [ -z "$CLI_PACKAGE" ]; then
+    warn "unknown CLI tool '$CLI_TOOL': install it yourself and set \"cli_path\" in $INSTALL_DIR/config.json"
+  elif ! command -v npm >/dev/null 2>&1; then
+    warn "npm not found: install $CLI_PACKAGE yourself (npm install -g $CLI_PACKAGE)"
+  else
+    # A private prefix needs no root and does not touch the user's global packages.
+    say "Installing $CLI_PACKAGE with npm (this can take a minute)"
+    if npm install --silent --no-fund --no-audit --prefix "$INSTALL_DIR/cli" "$CLI_PACKAGE"; then
+      CLI_PATH="$INSTALL_DIR/cli/node_modules/.bin/$CLI_EXE"
+      say "Installed $CLI_EXE at $CLI_PATH"
+    else
+      warn "npm could not install $CLI_PACKAGE; sessions need it: npm install -g $CLI_PACKAGE"
+    fi
+  fi
+else
+  say 'Skipping CLI installation (--skip-cli-install)'
+fi
+
+# --- 4. Configuration (0600) and machine_id -----------------------------------------------------
+say 'Writing config.json'
+SVC_I_CONFIG="$INSTALL_DIR/config.json" SVC_I_SERVER="$SERVER_URL" SVC_I_TOKEN="$TOKEN" SVC_I_NAME="$NAME" \
+  SVC_I_CLI_TOOL="$CLI_TOOL" SVC_I_CLI_PATH="$CLI_PATH" node -e '
+const fs = require("fs");
+const crypto = require("crypto");
+const e = process.env;
+let config = {};
+try { config = JSON.parse(fs.readFileSync(e.SVC_I_CONFIG, "utf8")); } catch {}
+// Re-installing keeps the machine identity; the new token replaces the old registration.
+config.machine_id = config.machine_id || crypto.randomUUID();
+config.server_url = e.SVC_I_SERVER;
+config.registration_token = e.SVC_I_TOKEN;
+config.machine_name = e.SVC_I_NAME;
+config.cli_tool = e.SVC_I_CLI_TOOL;
+if (e.SVC_I_CLI_PATH) config.cli_path = e.SVC_I_CLI_PATH;
+delete config.agent_token;
+fs.writeFileSync(e.SVC_I_CONFIG, JSON.stringify(config, null, 2) + "\n", { mode: 0o600 });
+fs.chmodSync(e.SVC_I_CONFIG, 0o600);
+console.log("machine_id " + config.machine_id);
+'
+
+# --- 5. Registration ----------------------------------------------------------------------------
+say "Registering '$NAME' with $SERVER_URL"
+if ! node "$INSTALL_DIR/main.js" --config "$INSTALL_DIR/config.json" register; then
+  printf '\n' >&2
+  printf 'error: registration failed (see the message above).\n' >&2
+  printf 'The registration token has been consumed by the server and cannot be used again:\n' >&2
+  printf 'ask a system administrator for a new token and run this script again with --token.\n' >&2
+  exit 1
+fi
+
+# --- 6. Service ---------------------------------------------------------------------------------
+RUN_CMD="\"$NODE_BIN\" \"$INSTALL_DIR/main.js\" --config \"$INSTALL_DIR/config.json\" run"
+
+install_systemd() {
+  if [ "$(id -u)" -eq 0 ]; then
+    unit_dir=/etc/systemd/system
+    ctl='systemctl'
+    wanted='multi-user.target'
+  else
+    unit_dir="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user"
+    ctl='systemctl --user'
+    wanted='default.target'
+  fi
+  mkdir -p "$unit_dir"
+  umask 022
+  cat >"$unit_dir/$SERVICE_NAME.service" <<UNIT
+[Unit]
+Description=svc remote agent
+After=network-online.target
+Wants=network-online.target
+
+[Service]
+ExecStart=$RUN_CMD
+Restart=always
+RestartSec=5
+# Exit code 3: the server rejected the agent token; restarting cannot help.
+RestartPreventExitStatus=3
+# SIGTERM to the agent only: it stops its CLI sessions itself and reports their end.
+KillMode=mixed
+TimeoutStopSec=20
+
+[Install]
+WantedBy=$wanted
+UNIT
+  $ctl daemon-reload
+  $ctl enable --now "$SERVICE_NAME.service"
+  say "Installed systemd unit $unit_dir/$SERVICE_NAME.service"
+  if [ "$(id -u)" -ne 0 ]; then
+    say "To keep the agent running after you log out: loginctl enable-linger $(id -un)"
+  fi
+}
+
+install_launchd() {
+  plist="$HOME/Library/LaunchAgents/com.svc.agent.plist"
+  mkdir -p "$HOME/Library/LaunchAgents"
+  umask 022
+  cat >"$plist" <<PLIST
+<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>Label</key><string>com.svc.agent</string>
+  <key>ProgramArguments</key>
+  <array>
+    <string>$NODE_BIN</string>
+    <string>$INSTALL_DIR/main.js</string>
+    <string>--config</string>
+    <string>$INSTALL_DIR/config.json</string>
+    <string>run</string>
+  </array>
+  <key>RunAtLoad</key><true/>
+  <key>KeepAlive</key><true/>
+  <key>StandardErrorPath</key><string>$INSTALL_DIR/agent.log</string>
+</dict>
+</plist>
+PLIST
+  launchctl unload "$plist" >/dev/null 2>&1 || true
+  launchctl load -w "$plist"
+  say "Installed launchd agent $plist"
+}
+
+if [ "$INSTALL_SERVICE" -eq 1 ]; then
+  case "$(uname -s)" in
+    Linux)
+      if command -v systemctl >/dev/null 2>&1; then
+        install_systemd
+      else
+        warn "systemd not found; start the agent yourself: $RUN_CMD"
+      fi
+      ;;
+    Darwin) install_launchd ;;
+    *) warn "no service manager support for $(uname -s); start the agent yourself: $RUN_CMD" ;;
+  esac
+else
+  say "Skipping service installation (--no-service). Start the agent with: $RUN_CMD"
+fi
+
+say 'Done.'

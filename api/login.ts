@@ -1,0 +1,151 @@
+// Password login: lockout per username, bcrypt verification in constant-ish time for unknown names,
+// user and tenant state, then a new session. Routes call `login`; it throws the right AppError.
+import { randomBytes } from 'node:crypto';
+import type { Request } from 'express';
+import { authSessionsRepository } from '../db/repositories/auth-sessions.ts';
+import { loginAttemptsRepository } from '../db/repositories/login-attempts.ts';
+import { usersRepository } from '../db/repositories/users.ts';
+import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../domain/errors.ts';
+import {
+  countRestarts,
+  type LockoutPolicy,
+  lockAfterFailure,
+  lockedUntil,
+  secondsUntil,
+} from '../domain/login-lockout.ts';
+import { hashPassword, verifyPassword } from '../domain/passwords.ts';
+import { hashSessionToken, newSessionToken } from '../domain/session-token.ts';
+import { tenantRefusal } from '../domain/tenants.ts';
+import { securitySettings } from './access-caches.ts';
+import { writeAudit } from './audit.ts';
+import type { AppDeps } from './deps.ts';
+
+export const INVALID_CREDENTIALS = 'Invalid username or password';
+/** Inputs longer than this are refused like a wrong password without hashing them. */
+const MAX_PASSWORD_INPUT = 1024;
+
+// A real bcrypt hash to compare against when the username is unknown, so both cases cost one bcrypt.
+let dummyHash: Promise<string> | undefined;
+export const warmDummyHash = () => (dummyHash ??= hashPassword(randomBytes(24).toString('base64url')));
+
+export interface LoginResult {
+  token: string;
+  issuedAt: Date;
+  expiresAt: Date;
+  user: {
+    id: number;
+    username: string;
+    email: string | null;
+    role: string;
+    tenantId: number | null;
+    mustChangePassword: boolean;
+  };
+}
+
+export async function login(
+  deps: AppDeps,
+  req: Request,
+  username: string,
+  password: string,
+): Promise<LoginResult> {
+  const now = deps.now();
+  const key = username.slice(0, 100);
+  const attempts = loginAttemptsRepository(deps.database);
+  const settings = await securitySettings(deps);
+  const policy: LockoutPolicy = {
+    maxAttempts: settings.login_max_attempts,
+    lockoutMinutes: settings.login_lockout_minutes,
+  };
+
+  const state = await attempts.find(key);
+  const locked = lockedUntil(state, now);
+  if (locked) {
+    await writeAudit(deps, req, {
+      action: 'LOGIN_LOCKED',
+      resourceType: 'user',
+      success: false,
+      userId: null,
+      tenantId: null,
+      username: key,
+    });
+    throw new TooManyRequestsError('Too many failed login attempts; try again later', {
+      retry_after: secondsUntil(locked, now),
+    });
+  }
+
+  const found =
+    username.length <= 100 ? await usersRepository(deps.database).findForLogin(username) : undefined;
+  const candidate = password.length <= MAX_PASSWORD_INPUT ? password : '';
+  const ok = found
+    ? await verifyPassword(candidate, found.user.passwordHash)
+    : (await verifyPassword(candidate, await warmDummyHash()), false);
+
+  if (!ok || !candidate) {
+    const count = await attempts.recordFailure(key, now, countRestarts(state, now, policy));
+    const lock = lockAfterFailure(count, now, policy);
+    if (lock) await attempts.lock(key, lock);
+    await writeAudit(deps, req, {
+      action: 'LOGIN_FAILED',
+      resourceType: 'user',
+      resourceId: found?.user.id,
+      success: false,
+      severity: lock ? 'warning' : 'info',
+      userId: found?.user.id ?? null,
+      tenantId: found?.user.tenantId ?? null,
+      username: key,
+      details: lock ? { locked_until: lock.toISOString() } : undefined,
+    });
+    throw new UnauthorizedError(INVALID_CREDENTIALS);
+  }
+
+  const user = found!.user;
+  if (!user.isActive) throw new UnauthorizedError('Account is disabled');
+  const refusal = tenantRefusal(found!.tenant);
+  if (refusal) {
+    await writeAudit(deps, req, {
+      action: 'LOGIN_REFUSED',
+      resourceType: 'user',
+      resourceId: user.id,
+      success: false,
+      userId: user.id,
+      tenantId: user.tenantId,
+      username: user.username,
+      details: { reason: 'tenant_not_active' },
+    });
+    throw new ForbiddenError(refusal);
+  }
+
+  if (state) await attempts.clear(key);
+  const token = newSessionToken();
+  const expiresAt = new Date(now.getTime() + deps.settings.SVC_SESSION_LIFETIME_HOURS * 3_600_000);
+  const sessionId = await authSessionsRepository(deps.database).create({
+    tokenHash: hashSessionToken(token),
+    userId: user.id,
+    createdAt: now,
+    expiresAt,
+    ipAddress: req.ip?.slice(0, 64) ?? null,
+    userAgent: req.get('user-agent')?.slice(0, 500) ?? null,
+  });
+  await usersRepository(deps.database).touchLogin(user.id, now);
+  await writeAudit(deps, req, {
+    action: 'LOGIN',
+    resourceType: 'session',
+    resourceId: sessionId,
+    userId: user.id,
+    tenantId: user.tenantId,
+    username: user.username,
+  });
+  return {
+    token,
+    issuedAt: now,
+    expiresAt,
+    user: {
+      id: user.id,
+      username: user.username,
+      email: user.email,
+      role: user.role,
+      tenantId: user.tenantId,
+      mustChangePassword: user.mustChangePassword,
+    },
+  };
+}

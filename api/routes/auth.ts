@@ -1,0 +1,153 @@
+// Authentication endpoints (document 1, "Authentication endpoints") and GET /api/password-policy.
+// Public: POST /api/auth/login, GET /api/auth/check. Everything else needs a session; all of these
+// are on the must_change_password allowlist.
+import { Router } from 'express';
+import { z } from 'zod';
+import { authSessionsRepository } from '../../db/repositories/auth-sessions.ts';
+import { usersRepository } from '../../db/repositories/users.ts';
+import { BadRequestError, UnauthorizedError } from '../../domain/errors.ts';
+import { passwordPolicy, passwordProblem } from '../../domain/password-policy.ts';
+import { hashPassword, verifyPassword } from '../../domain/passwords.ts';
+import { securitySettings } from '../access-caches.ts';
+import { writeAudit } from '../audit.ts';
+import type { AppDeps } from '../deps.ts';
+import { login, warmDummyHash } from '../login.ts';
+import { authenticate, resolveSession } from '../middleware/auth.ts';
+import { parseInput } from '../middleware/validate.ts';
+import { clearSessionCookie, setSessionCookie } from '../session-cookie.ts';
+
+const REQUIRED = 'Username and password are required';
+const loginBody = z.object({
+  username: z.string({ error: REQUIRED }).trim().min(1, REQUIRED),
+  password: z.string({ error: REQUIRED }).min(1, REQUIRED),
+});
+const changeBody = z.object({
+  current_password: z.string().min(1),
+  new_password: z.string().min(1),
+});
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+export function authRouter(deps: AppDeps): Router {
+  const r = Router();
+  const auth = authenticate(deps);
+  void warmDummyHash();
+
+  r.post('/api/auth/login', async (req, res) => {
+    const body = parseInput(loginBody, req.body);
+    const out = await login(deps, req, body.username, body.password);
+    setSessionCookie(req, res, out.token, out.expiresAt, out.issuedAt);
+    res.json({
+      success: true,
+      user: {
+        id: out.user.id,
+        username: out.user.username,
+        email: out.user.email,
+        role: out.user.role,
+        tenant_id: out.user.tenantId,
+        must_change_password: out.user.mustChangePassword,
+      },
+      expires_at: out.expiresAt.toISOString(),
+    });
+  });
+
+  r.post('/api/auth/logout', auth, async (req, res) => {
+    await authSessionsRepository(deps.database).deactivate(req.auth.sessionId);
+    clearSessionCookie(req, res);
+    await writeAudit(deps, req, {
+      action: 'LOGOUT',
+      resourceType: 'session',
+      resourceId: req.auth.sessionId,
+    });
+    res.json({ success: true });
+  });
+
+  // Public: answers whether the caller's session is valid. Kept to one indexed query (bench/auth).
+  r.get('/api/auth/check', async (req, res) => {
+    const s = await resolveSession(deps, req);
+    if (!s.ok) {
+      res.json({ authenticated: false, user: null });
+      return;
+    }
+    const u = s.auth.user;
+    res.json({
+      authenticated: true,
+      user: {
+        id: u.id,
+        username: u.username,
+        email: u.email,
+        role: u.role,
+        tenant_id: u.tenantId,
+        is_admin: u.isAdmin,
+        must_change_password: s.mustChangePassword,
+      },
+    });
+  });
+
+  const profileOf = async (id: number) => {
+    const row = await usersRepository(deps.database).findById(id);
+    if (!row) throw new UnauthorizedError('Account is disabled');
+    return row;
+  };
+
+  r.get('/api/auth/profile', auth, async (req, res) => {
+    const u = await profileOf(req.auth.user.id);
+    res.json({
+      id: u.id,
+      username: u.username,
+      email: u.email,
+      role: u.role,
+      is_active: u.isActive,
+      created_at: iso(u.createdAt),
+    });
+  });
+
+  r.get('/api/auth/me', auth, async (req, res) => {
+    const u = await profileOf(req.auth.user.id);
+    res.json({
+      id: u.id,
+      username: u.username,
+      email: u.email,
+      role: req.auth.user.role,
+      tenant_id: u.tenantId,
+      is_admin: req.auth.user.isAdmin,
+      is_active: u.isActive,
+      must_change_password: u.mustChangePassword,
+      permissions: [...req.auth.permissions].sort(),
+      created_at: iso(u.createdAt),
+      last_login_at: iso(u.lastLoginAt),
+    });
+  });
+
+  r.post('/api/auth/change-password', auth, async (req, res) => {
+    const body = parseInput(changeBody, req.body);
+    const u = await profileOf(req.auth.user.id);
+    if (!(await verifyPassword(body.current_password, u.passwordHash))) {
+      await writeAudit(deps, req, {
+        action: 'PASSWORD_CHANGE',
+        resourceType: 'user',
+        resourceId: u.id,
+        success: false,
+        details: { reason: 'wrong_current_password' },
+      });
+      throw new BadRequestError('Current password is incorrect');
+    }
+    if (body.new_password === body.current_password)
+      throw new BadRequestError('New password must differ from the current password');
+    const policy = passwordPolicy((await securitySettings(deps)).password_min_length);
+    const problem = passwordProblem(policy, u.username, body.new_password);
+    if (problem) throw new BadRequestError(problem);
+    const now = deps.now();
+    await usersRepository(deps.database).setPassword(u.id, await hashPassword(body.new_password), false, now);
+    // Other sessions of this user end; the one that changed the password stays.
+    await authSessionsRepository(deps.database).deactivateAllForUser(u.id, req.auth.sessionId);
+    await writeAudit(deps, req, { action: 'PASSWORD_CHANGE', resourceType: 'user', resourceId: u.id });
+    res.json({ success: true, message: 'Password changed' });
+  });
+
+  r.get('/api/password-policy', auth, async (_req, res) => {
+    res.json(passwordPolicy((await securitySettings(deps)).password_min_length));
+  });
+
+  return r;
+}

@@ -1,0 +1,219 @@
+// The agent's side of the API (agent/PROTOCOL.md): registration with a one-time token, the WebSocket
+// endpoint (501 until the transport exists), the long-poll message endpoint, and the installer's
+// scripts and files. None of these use a browser session: agents authenticate with their agent token.
+import { type Request, Router } from 'express';
+import { z } from 'zod';
+import { registrationTokensRepository } from '../../../db/repositories/registration-tokens.ts';
+import { type RemoteMachineRow, remoteMachinesRepository } from '../../../db/repositories/remote-machines.ts';
+import {
+  BadRequestError,
+  ConflictError,
+  NotFoundError,
+  NotImplementedError,
+  UnauthorizedError,
+} from '../../../domain/errors.ts';
+import { hashRemoteSecret, newRemoteSecret, remoteSecretMatches } from '../../../domain/remote-tokens.ts';
+import { remoteBus, topics } from '../../../services/remote-bus.ts';
+import { remoteCommands } from '../../../services/remote-commands.ts';
+import { writeAudit } from '../../audit.ts';
+import type { AppDeps } from '../../deps.ts';
+import { parseInput } from '../../middleware/validate.ts';
+import {
+  INSTALL_SCRIPT_CONTENT_TYPE,
+  type InstallScriptKind,
+  listAgentFiles,
+  loadAgentFile,
+  renderInstallScript,
+} from '../../remote-agent-files.ts';
+import { remoteSessionControl } from '../../remote-session-control.ts';
+import { agentEventSink } from './agent-events.ts';
+import { publicUrl } from './public-url.ts';
+
+/** PROTOCOL.md: the server holds a poll at most this long. */
+export const MAX_WAIT_MS = 25_000;
+
+const text = (max: number) => z.string().trim().max(max);
+const registerBody = z.object({
+  registration_token: z.string().min(1),
+  machine_id: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1-64 letters, digits or ._:-'),
+  machine_name: text(255).optional(),
+  hostname: text(255).optional(),
+  os_type: text(50).optional(),
+  os_version: text(100).optional(),
+  capabilities: z
+    .record(z.string(), z.unknown())
+    .refine((c) => JSON.stringify(c).length <= 65_536, 'must be at most 64 KB of JSON')
+    .optional(),
+  agent_version: text(50).optional(),
+  cli_path: text(500).optional(),
+  work_dir: text(500).optional(),
+});
+
+const messageBody = z.object({
+  wait_ms: z.number().int().min(0).max(MAX_WAIT_MS).default(0),
+  heartbeat: z
+    .object({ active_sessions: z.array(z.string()).optional(), agent_version: z.string().max(50).optional() })
+    .partial()
+    .optional(),
+  // Each event is checked on its own (agent-events.ts): one bad event must not make the agent re-send
+  // the whole batch for ever.
+  events: z.array(z.unknown()).max(10_000).default([]),
+});
+
+export function agentRouter(deps: AppDeps): Router {
+  const r = Router();
+  const machines = remoteMachinesRepository(deps.database);
+  const tokens = registrationTokensRepository(deps.database);
+  const commands = remoteCommands(deps);
+  const bus = remoteBus(deps.database);
+  const events = agentEventSink(deps, remoteSessionControl(deps.temporal));
+
+  r.post('/api/remote/agent/register', async (req, res) => {
+    const token = typeof req.body?.registration_token === 'string' ? req.body.registration_token : '';
+    if (!token) throw new BadRequestError('registration_token is required');
+    const claimedId = typeof req.body?.machine_id === 'string' ? req.body.machine_id.slice(0, 64) : '';
+    const agentActor = { userId: null, username: `agent:${claimedId || 'unknown'}`.slice(0, 100) };
+    // Consumed first: from here on the token is spent whatever happens (spec: a failed registration
+    // consumes it, and a new one must be generated).
+    const consumed = await tokens.consume(hashRemoteSecret(token), claimedId || 'unknown', deps.now());
+    if (!consumed) {
+      await writeAudit(deps, req, {
+        action: 'REMOTE_AGENT_REGISTER',
+        resourceType: 'remote_machine',
+        resourceId: claimedId,
+        success: false,
+        details: { reason: 'invalid_or_used_token' },
+        ...agentActor,
+        tenantId: null,
+      });
+      throw new UnauthorizedError('Registration token is invalid or already used');
+    }
+    const audit = (success: boolean, details: Record<string, unknown>) =>
+      writeAudit(deps, req, {
+        action: 'REMOTE_AGENT_REGISTER',
+        resourceType: 'remote_machine',
+        resourceId: claimedId,
+        success,
+        details,
+        ...agentActor,
+        tenantId: consumed.tenantId,
+        targetTenantId: consumed.tenantId,
+      });
+    let body: z.infer<typeof registerBody>;
+    try {
+      body = parseInput(registerBody, req.body);
+    } catch (err) {
+      await audit(false, { reason: 'invalid_body', error: (err as Error).message });
+      throw err;
+    }
+    const existing = await machines.find(body.machine_id);
+    if (existing && existing.tenantId !== consumed.tenantId) {
+      await audit(false, { reason: 'machine_id_taken' });
+      throw new ConflictError('machine_id is already registered to another tenant');
+    }
+    const agentToken = newRemoteSecret();
+    const now = deps.now();
+    const facts = {
+      machineName: body.machine_name || body.hostname || body.machine_id,
+      hostname: body.hostname ?? null,
+      osType: body.os_type?.toLowerCase() ?? null,
+      osVersion: body.os_version ?? null,
+      ipAddress: req.ip?.slice(0, 64) ?? null,
+      capabilities: JSON.stringify(body.capabilities ?? {}),
+      agentVersion: body.agent_version ?? null,
+      cliPath: body.cli_path || null,
+      workDir: body.work_dir || null,
+      agentTokenHash: hashRemoteSecret(agentToken),
+      updatedAt: now,
+    };
+    if (existing) await machines.replaceRegistration(body.machine_id, facts);
+    else
+      await machines.insert({
+        ...facts,
+        machineId: body.machine_id,
+        status: 'offline',
+        tenantId: consumed.tenantId,
+        createdBy: consumed.createdBy,
+        createdAt: now,
+      });
+    await audit(true, { machine_name: facts.machineName, re_registered: !!existing });
+    res.status(201).json({ machine_id: body.machine_id, agent_token: agentToken });
+  });
+
+  r.get('/api/remote/agent/ws', (_req, _res) => {
+    throw new NotImplementedError(
+      'WebSocket transport is not implemented; use HTTP polling (POST /api/remote/agent/message)',
+    );
+  });
+
+  /** The calling machine, or 401: unknown machine id, or a token that does not match (constant time). */
+  async function authenticateAgent(req: Request): Promise<RemoteMachineRow> {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    const machineId = req.get('x-machine-id');
+    if (!m || !machineId) throw new UnauthorizedError('Agent token and X-Machine-Id are required');
+    const machine = await machines.find(machineId);
+    // Compare against a dummy hash when the machine is unknown so both paths cost the same.
+    if (!remoteSecretMatches(m[1]!, machine?.agentTokenHash ?? '0'.repeat(64)) || !machine)
+      throw new UnauthorizedError('Agent token rejected (machine unknown or unregistered)');
+    return machine;
+  }
+
+  r.post('/api/remote/agent/message', async (req, res) => {
+    // Watched from the start: a poll can go away while its events are still being stored.
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    const machine = await authenticateAgent(req);
+    const body = parseInput(messageBody, req.body);
+    await machines.recordHeartbeat(machine.machineId, deps.now(), {
+      agentVersion: body.heartbeat?.agent_version,
+      ipAddress: req.ip,
+    });
+    const processed = await events.ingest(machine.machineId, body.events, req.log);
+
+    // Long poll: claim now, or wait until a command is queued for this machine (woken through the bus
+    // from any instance) or wait_ms passes. A poll that went away before the answer gives its claim back.
+    const claimed = await bus.waitFor(
+      topics.machineCommands(machine.machineId),
+      async () => {
+        if (gone.signal.aborted) return undefined;
+        const c = await commands.claim(machine.machineId);
+        return c.commands.length ? c : undefined;
+      },
+      { timeoutMs: body.wait_ms, signal: gone.signal },
+    );
+    if (gone.signal.aborted || res.destroyed || req.socket.destroyed) {
+      if (claimed) await commands.release(machine.machineId, claimed.ids);
+      return;
+    }
+    res.json({
+      commands: claimed?.commands ?? [],
+      server_time: deps.now().toISOString(),
+      ...(processed.rejected ? { rejected_events: processed.rejected } : {}),
+    });
+  });
+
+  const installScript = (kind: InstallScriptKind) => (req: Request, res: import('express').Response) => {
+    res.type(INSTALL_SCRIPT_CONTENT_TYPE[kind]).send(renderInstallScript(kind, publicUrl(deps, req)));
+  };
+  r.get('/api/remote/agent/install.sh', installScript('sh'));
+  r.get('/api/remote/agent/install.ps1', installScript('ps1'));
+
+  // The installer's file index (used when it runs without the embedded list).
+  r.get('/api/remote/agent/files', (_req, res) => {
+    res.json({ files: listAgentFiles() });
+  });
+
+  r.get('/api/remote/agent/files/*path', async (req, res) => {
+    const raw = (req.params as { path?: string | string[] }).path;
+    const rel = Array.isArray(raw) ? raw.join('/') : String(raw ?? '');
+    // Only names from the agent's own file list are served (loadAgentFile never touches other paths).
+    const file = await loadAgentFile(rel);
+    if (!file) throw new NotFoundError('No such agent file');
+    res.type(file.contentType).send(file.body);
+  });
+
+  return r;
+}

@@ -1,0 +1,167 @@
+// Machine assignments (spec document 1, "Machine management" and the authority table): assign, revoke,
+// list users. A machine admin may assign only as `user` and may never revoke or demote an `admin`.
+import { type Request, Router } from 'express';
+import { z } from 'zod';
+import { machineAssignmentsRepository } from '../../../db/repositories/machine-assignments.ts';
+import { usersRepository } from '../../../db/repositories/users.ts';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../../../domain/errors.ts';
+import {
+  decideAssignment,
+  type MachineStanding,
+  mayPerform,
+  mayRevoke,
+} from '../../../domain/remote-authority.ts';
+import { writeAudit } from '../../audit.ts';
+import type { AppDeps } from '../../deps.ts';
+import { authenticate } from '../../middleware/auth.ts';
+import { parseInput } from '../../middleware/validate.ts';
+import { remoteAccess } from './access.ts';
+
+const assignBody = z.object({
+  user_id: z.number().int().positive(),
+  permission: z.enum(['user', 'admin']).default('user'),
+});
+const uidParam = z.coerce.number().int().positive();
+
+export function assignmentsRouter(deps: AppDeps): Router {
+  const r = Router();
+  const auth = authenticate(deps);
+  const access = remoteAccess(deps);
+  const assignments = machineAssignmentsRepository(deps.database);
+  const users = usersRepository(deps.database);
+
+  async function refuse(
+    req: Request,
+    action: string,
+    machineId: string,
+    reason: string,
+    message: string,
+  ): Promise<never> {
+    await writeAudit(deps, req, {
+      action,
+      resourceType: 'remote_machine',
+      resourceId: machineId,
+      success: false,
+      details: { reason },
+    });
+    throw new ForbiddenError(message);
+  }
+  const canManage = (standing: MachineStanding) => mayPerform('assign_regular_user', standing);
+
+  r.post('/api/remote/machines/:id/assign', auth, async (req, res) => {
+    const machineId = String(req.params.id);
+    const { machine, standing } = await access.visibleMachine(req, machineId);
+    if (!canManage(standing))
+      await refuse(
+        req,
+        'REMOTE_MACHINE_ASSIGN',
+        machineId,
+        'not_machine_admin',
+        'Machine administrator access required',
+      );
+    const body = parseInput(assignBody, req.body);
+    const decision = decideAssignment(standing, body.permission);
+    if (!decision.allowed)
+      return refuse(
+        req,
+        'REMOTE_MACHINE_ASSIGN',
+        machineId,
+        'not_machine_admin',
+        'Machine administrator access required',
+      );
+    const target = await users.findById(body.user_id);
+    if (!target || target.deletedAt) throw new BadRequestError('Unknown user_id');
+    // Tenant isolation covers machine permissions: no assignment across tenants.
+    if (target.tenantId != null && machine.tenantId != null && target.tenantId !== machine.tenantId)
+      throw new BadRequestError('The user belongs to another tenant than the machine');
+    const existing = await assignments.find(machineId, body.user_id);
+    // Re-assigning an admin as `user` would demote it, which only a system admin may do.
+    if (existing?.permission === 'admin' && decision.stored !== 'admin' && !mayRevoke(standing, 'admin'))
+      await refuse(
+        req,
+        'REMOTE_MACHINE_ASSIGN',
+        machineId,
+        'cannot_demote_admin',
+        'A machine administrator cannot change an admin assignment',
+      );
+    const row = await assignments.upsert({
+      machineId,
+      userId: body.user_id,
+      permission: decision.stored,
+      grantedBy: req.auth.user.id,
+      grantedAt: deps.now(),
+    });
+    await writeAudit(deps, req, {
+      action: 'REMOTE_MACHINE_ASSIGN',
+      resourceType: 'remote_machine',
+      resourceId: machineId,
+      targetTenantId: machine.tenantId,
+      details: { user_id: body.user_id, requested: body.permission, stored: decision.stored },
+    });
+    res.json({
+      success: true,
+      assignment: {
+        machine_id: machineId,
+        user_id: row.userId,
+        permission: row.permission,
+        granted_by: row.grantedBy,
+        granted_at: row.grantedAt.toISOString(),
+      },
+    });
+  });
+
+  r.delete('/api/remote/machines/:id/assign/:uid', auth, async (req, res) => {
+    const machineId = String(req.params.id);
+    const userId = parseInput(uidParam, req.params.uid);
+    const { machine, standing } = await access.visibleMachine(req, machineId);
+    if (!canManage(standing))
+      await refuse(
+        req,
+        'REMOTE_MACHINE_REVOKE',
+        machineId,
+        'not_machine_admin',
+        'Machine administrator access required',
+      );
+    const existing = await assignments.find(machineId, userId);
+    if (!existing) throw new NotFoundError('Assignment not found');
+    if (!mayRevoke(standing, existing.permission === 'admin' ? 'admin' : 'user'))
+      await refuse(
+        req,
+        'REMOTE_MACHINE_REVOKE',
+        machineId,
+        'cannot_revoke_admin',
+        'A machine administrator cannot revoke an admin user',
+      );
+    await assignments.delete(machineId, userId);
+    await writeAudit(deps, req, {
+      action: 'REMOTE_MACHINE_REVOKE',
+      resourceType: 'remote_machine',
+      resourceId: machineId,
+      targetTenantId: machine.tenantId,
+      details: { user_id: userId, permission: existing.permission },
+    });
+    res.json({ success: true });
+  });
+
+  r.get('/api/remote/machines/:id/users', auth, async (req, res) => {
+    const machineId = String(req.params.id);
+    const { standing } = await access.visibleMachine(req, machineId);
+    if (!mayPerform('list_machine_users', standing))
+      throw new ForbiddenError('Machine administrator access required');
+    const rows = await assignments.listForMachine(machineId);
+    res.json({
+      machine_id: machineId,
+      users: rows.map((u) => ({
+        user_id: u.userId,
+        username: u.username,
+        email: u.email,
+        role: u.role,
+        permission: u.permission,
+        granted_by: u.grantedBy,
+        granted_at: u.grantedAt.toISOString(),
+      })),
+    });
+  });
+
+  return r;
+}

@@ -1,0 +1,17 @@
+// The remote workspace routers (spec document 1): machines, assignments, the agent endpoints,
+// sessions and their output stream. Each router declares full paths and its own authentication.
+import type { Express } from 'express';
+import type { AppDeps } from '../../deps.ts';
+import { agentRouter } from './agent.ts';
+import { assignmentsRouter } from './assignments.ts';
+import { machinesRouter } from './machines.ts';
+import { outputStreamRouter } from './output-stream.ts';
+import { sessionsRouter } from './sessions.ts';
+
+export function mountRemoteRoutes(app: Express, deps: AppDeps) {
+  app.use(agentRouter(deps));
+  app.use(machinesRouter(deps));
+  app.use(assignmentsRouter(deps));
+  app.use(outputStreamRouter(deps));
+  app.use(sessionsRouter(deps));
+}

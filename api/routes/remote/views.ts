@@ -1,0 +1,68 @@
+// Response shapes of the remote workspace (spec document 1, "Resources and their fields"). The agent
+// token hash never leaves the server; status is computed from the last heartbeat at read time.
+import type { RemoteMachineRow } from '../../../db/repositories/remote-machines.ts';
+import type { RemoteSessionRow } from '../../../db/repositories/remote-sessions.ts';
+import { machineStatus } from '../../../domain/machine-status.ts';
+import type { MachinePermission } from '../../../domain/remote-authority.ts';
+import type { OutputEvent } from '../../../services/remote-output.ts';
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+function parseObject(text: string | null): Record<string, unknown> {
+  if (!text) return {};
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+export function machineView(m: RemoteMachineRow, now: Date, currentUserPermission?: MachinePermission) {
+  const status = machineStatus(m.lastHeartbeat, now);
+  return {
+    machine_id: m.machineId,
+    machine_name: m.machineName,
+    hostname: m.hostname,
+    os_type: m.osType,
+    os_version: m.osVersion,
+    ip_address: m.ipAddress,
+    status,
+    connected: status === 'online',
+    capabilities: parseObject(m.capabilities),
+    agent_version: m.agentVersion,
+    cli_path: m.cliPath,
+    work_dir: m.workDir,
+    tenant_id: m.tenantId,
+    created_by: m.createdBy,
+    created_at: iso(m.createdAt),
+    updated_at: iso(m.updatedAt),
+    last_heartbeat: iso(m.lastHeartbeat),
+    ...(currentUserPermission ? { current_user_permission: currentUserPermission } : {}),
+  };
+}
+
+export function sessionView(s: RemoteSessionRow) {
+  return {
+    session_id: s.sessionId,
+    status: s.status,
+    machine_id: s.remoteMachineId,
+    project_path: s.projectPath,
+    model: s.model,
+    cli_tool: s.toolName,
+    title: s.title,
+    user_id: s.userId,
+    tenant_id: s.tenantId,
+    workspace_type: s.workspaceType,
+    total_tokens: s.totalTokens,
+    message_count: s.messageCount,
+    created_at: iso(s.createdAt),
+    updated_at: iso(s.updatedAt),
+    paused_at: iso(s.pausedAt),
+    completed_at: iso(s.completedAt),
+  };
+}
+
+export function sessionDetailView(s: RemoteSessionRow, output: OutputEvent[], nextIndex: number) {
+  return { ...sessionView(s), output, output_next_index: nextIndex };
+}

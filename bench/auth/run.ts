@@ -1,0 +1,134 @@
+// bench/auth: requests per second of an authenticated `GET /api/auth/check` against `GET /livez`, in
+// one run, at the same concurrency, with autocannon. The API runs in this process on a fresh database
+// (SQLite in a temp dir, or a new PostgreSQL database when DATABASE_URL is set); these routes do not
+// touch Temporal, so no Temporal server is started (the client is lazy and never connects).
+//
+//   npx tsx bench/auth/run.ts [--connections 32] [--duration 5] [--rounds 3] [--pipelining 1]
+//   DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres npx tsx bench/auth/run.ts
+//
+// autocannon runs as a child process (its own event loop), but on the same machine: it shares the
+// cores with the API, so figures are relative, not absolute; the ratio is the number to read.
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import type autocannon from 'autocannon';
+import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
+import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
+import { loadSettings } from '../../bin/settings.ts';
+import { createLogger } from '../../api/logger.ts';
+import { openDatabase } from '../../db/client.ts';
+import { upgrade } from '../../migrations/runner.ts';
+import { createTestDatabase } from '../../test/support/database.ts';
+
+const { values } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '32' },
+    duration: { type: 'string', default: '5' },
+    pipelining: { type: 'string', default: '1' },
+    warmup: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '3' },
+  },
+});
+const connections = Number(values.connections);
+const duration = Number(values.duration);
+const pipelining = Number(values.pipelining);
+const rounds = Number(values.rounds);
+
+const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+
+/** One autocannon run in a child process; its JSON result. */
+function loadTest(url: string, seconds: number, headers: Record<string, string>): Promise<autocannon.Result> {
+  const args = [AUTOCANNON, '--json', '-c', String(connections), '-p', String(pipelining), '-d', String(seconds)];
+  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
+  args.push(url);
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
+      if (err) reject(err);
+      else resolve(JSON.parse(stdout) as autocannon.Result);
+    }),
+  );
+}
+
+const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
+
+async function main() {
+  const testDb = await createTestDatabase();
+  const settings = loadSettings({
+    SVC_DATA_DIR: testDb.dataDir,
+    DATABASE_URL: testDb.databaseUrl ?? '',
+    TEMPORAL_ADDRESS: '127.0.0.1:1',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+  });
+  const database = await openDatabase({ databaseUrl: settings.DATABASE_URL, sqlitePath: settings.sqlitePath });
+  await upgrade(database, 'head');
+  await bootstrapAdmin(database, ADMIN, () => {});
+  const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
+  const deps = buildDeps(settings, database, temporal, createLogger('warn'));
+  const api = await listen(deps);
+  try {
+    const res = await fetch(`${api.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
+    if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('session_token='))!.split(';')[0]!;
+    const headers = { cookie };
+    const check = (await (await fetch(`${api.url}/api/auth/check`, { headers })).json()) as { authenticated: boolean };
+    if (!check.authenticated) throw new Error('the session does not authenticate');
+
+    const run = (path: string, seconds: number, h: Record<string, string> = {}) => loadTest(`${api.url}${path}`, seconds, h);
+    const target = (r: autocannon.Result) => {
+      if (r.non2xx || r.errors) throw new Error(`${r.non2xx} non-2xx and ${r.errors} errors`);
+      return r;
+    };
+
+    // Warm both paths (JIT, connection pool, caches). Then alternate short runs of the two routes,
+    // swapping the order each round, so load from elsewhere on the machine hits both alike.
+    await run('/livez', Number(values.warmup));
+    await run('/api/auth/check', Number(values.warmup), headers);
+    const totals = { livez: { requests: 0, seconds: 0, cpuUs: 0, p50: [] as number[], p99: [] as number[] }, check: { requests: 0, seconds: 0, cpuUs: 0, p50: [] as number[], p99: [] as number[] } };
+    const ratios: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const order: ('livez' | 'check')[] = round % 2 ? ['check', 'livez'] : ['livez', 'check'];
+      const rps: Record<string, number> = {};
+      for (const which of order) {
+        const cpu = process.cpuUsage();
+        const r = target(which === 'livez' ? await run('/livez', duration) : await run('/api/auth/check', duration, headers));
+        const used = process.cpuUsage(cpu);
+        const t = totals[which];
+        t.requests += r.requests.total;
+        t.seconds += r.duration;
+        t.cpuUs += used.user + used.system;
+        t.p50.push(r.latency.p50);
+        t.p99.push(r.latency.p99);
+        rps[which] = r.requests.total / r.duration;
+      }
+      ratios.push(rps.check! / rps.livez!);
+    }
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const line = (name: string, t: (typeof totals)['livez']) =>
+      `${name.padEnd(28)} ${(t.requests / t.seconds).toFixed(0).padStart(7)} req/s   p50 ${String(median(t.p50)).padStart(3)} ms   p99 ${String(median(t.p99)).padStart(3)} ms   server CPU ${(t.cpuUs / t.requests).toFixed(0).padStart(4)} us/request`;
+    console.log(
+      `bench/auth  database=${database.dialect}  connections=${connections}  pipelining=${pipelining}  rounds=${rounds} x ${duration}s per route  cpus=${os.cpus().length}  loadavg=${os.loadavg()[0]!.toFixed(1)}  node=${process.version}`,
+    );
+    console.log(line('GET /livez', totals.livez));
+    console.log(line('GET /api/auth/check (auth)', totals.check));
+    const rpsRatio = totals.check.requests / totals.check.seconds / (totals.livez.requests / totals.livez.seconds);
+    const cpuRatio = totals.livez.cpuUs / totals.livez.requests / (totals.check.cpuUs / totals.check.requests);
+    console.log(`ratio auth/check : livez  req/s ${rpsRatio.toFixed(2)}  (per-round median ${median(ratios).toFixed(2)}; from server CPU per request ${cpuRatio.toFixed(2)})`);
+  } finally {
+    await api.close();
+    await temporal.close();
+    await database.close();
+    await testDb.drop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

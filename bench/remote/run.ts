@@ -1,0 +1,182 @@
+// Remote workspace latency benchmark (issue 4, "Measure"). Real API (+ worker), real agent program,
+// a stamping CLI (stamp-cli.mjs), a real SSE reader. For each of N chat messages, sent one at a time:
+//   chat -> agent:   POST /chat sent  ->  the CLI reads the message from its stdin (the command reached
+//                    the agent and was handed to the CLI; an upper bound of "reached the agent")
+//   stdout -> SSE:   the CLI prints its answer line  ->  the SSE reader receives that line
+// Scenarios: single node (SQLite, or PostgreSQL when DATABASE_URL is set) and, with DATABASE_URL, two
+// API instances on one PostgreSQL (agent polls instance A; chat and SSE on instance B).
+//
+//   npx tsx bench/remote/run.ts [--messages 1000]
+//   DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres npx tsx bench/remote/run.ts
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { EventSource } from 'eventsource';
+import { findTemporalCli } from '../../bin/temporal-cli.ts';
+import { startDevServer } from '../../bin/temporal-dev.ts';
+import { createTenant } from '../../test/support/actors.ts';
+import { createTestDatabase, usingPostgres } from '../../test/support/database.ts';
+import { ADMIN, startTestApp, type TestApp } from '../../test/support/harness.ts';
+import { registrationToken, startAgent, waitUntil } from '../../test/support/remote.ts';
+import { api, login } from '../../test/support/session.ts';
+
+const STAMP_CLI = path.join(import.meta.dirname, 'stamp-cli.mjs');
+const argv = process.argv.slice(2);
+const MESSAGES = Number(argv[argv.indexOf('--messages') + 1]) || 1000;
+const WARMUP = 20;
+const now = () => performance.timeOrigin + performance.now();
+
+interface Sample {
+  chatToAgent: number;
+  stdoutToSse: number;
+  roundTrip: number;
+}
+
+function stats(values: number[]) {
+  const s = [...values].sort((a, b) => a - b);
+  const pick = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+  return {
+    p50: pick(0.5),
+    p99: pick(0.99),
+    max: s[s.length - 1]!,
+    mean: s.reduce((a, b) => a + b, 0) / s.length,
+  };
+}
+
+async function scenario(name: string, instances: 1 | 2): Promise<{ name: string; samples: Sample[] }> {
+  const testDb = await createTestDatabase();
+  const env = { TEMPORAL_TASK_QUEUE: `bench-${randomBytes(4).toString('hex')}` };
+  const a: TestApp = await startTestApp({ worker: true, testDb, env });
+  const b: TestApp = instances === 2 ? await startTestApp({ worker: true, testDb, env, migrate: false }) : a;
+  const admin = await login(b.url, ADMIN.username, ADMIN.password);
+  const tenantId = await createTenant(b, admin);
+  const agent = startAgent({
+    serverUrl: a.url,
+    registrationToken: await registrationToken(b.url, admin, tenantId),
+    extra: { cli_path: STAMP_CLI, cli_env: {}, log_level: 'WARNING', heartbeat_interval: 5 },
+  });
+  let es: EventSource | undefined;
+  try {
+    const machineId: string = await waitUntil(
+      'agent registration',
+      async () => agent.config().agent_token && agent.config().machine_id,
+      30000,
+    );
+    await waitUntil(
+      'machine online',
+      async () =>
+        (await api(b.url, 'GET', `/api/remote/machines/${machineId}`, { auth: admin })).body.status ===
+        'online',
+      30000,
+    );
+    const created = await api(b.url, 'POST', '/api/remote/sessions', {
+      auth: admin,
+      body: { machine_id: machineId, project_path: mkdtempSync(path.join(os.tmpdir(), 'svc-bench-')) },
+    });
+    if (created.status !== 201)
+      throw new Error(`create session: ${created.status} ${JSON.stringify(created.body)}`);
+    const sessionId: string = created.body.session_id;
+
+    const waiters = new Map<
+      string,
+      (line: { received_at: number; printed_at: number; sseAt: number }) => void
+    >();
+    es = new EventSource(`${b.url}/api/remote/sessions/${sessionId}/output/stream`, {
+      fetch: (input, init) =>
+        fetch(input, {
+          ...init,
+          headers: { ...(init?.headers as Record<string, string>), ...admin.headers },
+        }),
+    });
+    es.addEventListener('output', (e) => {
+      const sseAt = now();
+      const event = JSON.parse(e.data);
+      if (event.stream !== 'stdout') return;
+      const line = JSON.parse(event.data);
+      if (line.type === 'assistant' && typeof line.bench === 'string')
+        waiters.get(line.bench)?.({ ...line, sseAt });
+    });
+
+    const samples: Sample[] = [];
+    for (let i = 0; i < WARMUP + MESSAGES; i++) {
+      const content = `m${i}`;
+      const reply = new Promise<{ received_at: number; printed_at: number; sseAt: number }>(
+        (resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no reply to ${content} within 30 s`)), 30000);
+          waiters.set(content, (l) => {
+            clearTimeout(timer);
+            resolve(l);
+          });
+        },
+      );
+      const sentAt = now();
+      const r = await api(b.url, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
+        auth: admin,
+        body: { content },
+      });
+      if (r.status !== 200) throw new Error(`chat: ${r.status} ${JSON.stringify(r.body)}`);
+      const line = await reply;
+      waiters.delete(content);
+      if (i >= WARMUP)
+        samples.push({
+          chatToAgent: line.received_at - sentAt,
+          stdoutToSse: line.sseAt - line.printed_at,
+          roundTrip: line.sseAt - sentAt,
+        });
+      if ((i + 1) % 200 === 0) process.stderr.write(`  ${name}: ${i + 1 - WARMUP}/${MESSAGES}\n`);
+    }
+    await api(b.url, 'POST', `/api/remote/sessions/${sessionId}/stop`, { auth: admin });
+    return { name, samples };
+  } finally {
+    es?.close();
+    await agent.stop();
+    if (b !== a) await b.close();
+    await a.close();
+    await testDb.drop();
+  }
+}
+
+const fmt = (n: number) => n.toFixed(1).padStart(7);
+
+async function main() {
+  const cliPath = await findTemporalCli({
+    explicit: process.env.TEMPORAL_CLI_PATH,
+    log: (l) => process.stderr.write(`${l}\n`),
+  });
+  const dev = await startDevServer({ cliPath, ephemeralPorts: true, inMemory: true });
+  process.env.TEST_TEMPORAL_ADDRESS = dev.address;
+  const results = [];
+  try {
+    const db = usingPostgres() ? 'PostgreSQL' : 'SQLite';
+    process.stderr.write(
+      `remote bench: ${MESSAGES} messages per scenario (+${WARMUP} warm-up), ${os.cpus().length} CPUs, Node ${process.version}\n`,
+    );
+    results.push(await scenario(`single node, ${db}`, 1));
+    if (usingPostgres())
+      results.push(await scenario('two API instances, PostgreSQL (agent on A, browser on B)', 2));
+    else process.stderr.write('  (set DATABASE_URL to a PostgreSQL server for the two-instance scenario)\n');
+  } finally {
+    await dev.stop();
+  }
+  console.log(`\nRemote workspace latency, ${MESSAGES} messages, one at a time (ms)`);
+  console.log(`${'scenario'.padEnd(58)} ${'metric'.padEnd(14)}     p50     p99    mean     max`);
+  for (const r of results) {
+    for (const [metric, key] of [
+      ['chat -> agent', 'chatToAgent'],
+      ['stdout -> SSE', 'stdoutToSse'],
+      ['round trip', 'roundTrip'],
+    ] as const) {
+      const s = stats(r.samples.map((x) => x[key]));
+      console.log(
+        `${r.name.padEnd(58)} ${metric.padEnd(14)} ${fmt(s.p50)} ${fmt(s.p99)} ${fmt(s.mean)} ${fmt(s.max)}`,
+      );
+    }
+  }
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,53 @@
+// Registered machines. The agent token is stored only as its SHA-256 (agent_token_hash).
+import { asc, eq, inArray } from 'drizzle-orm';
+import type { DatabaseHandle } from '../client.ts';
+
+export type RemoteMachineRow = DatabaseHandle['t']['remoteMachines']['$inferSelect'];
+
+export function remoteMachinesRepository({ db, t }: DatabaseHandle) {
+  const m = t.remoteMachines;
+  return {
+    async find(machineId: string): Promise<RemoteMachineRow | undefined> {
+      const [row] = await db.select().from(m).where(eq(m.machineId, machineId));
+      return row;
+    },
+    async insert(values: typeof m.$inferInsert): Promise<RemoteMachineRow> {
+      const [row] = await db.insert(m).values(values).returning();
+      return row!;
+    },
+    /** Re-registration of a known machine id: new agent token and fresh host facts. */
+    async replaceRegistration(
+      machineId: string,
+      values: Partial<typeof m.$inferInsert>,
+    ): Promise<RemoteMachineRow> {
+      const [row] = await db.update(m).set(values).where(eq(m.machineId, machineId)).returning();
+      return row!;
+    },
+    async listAll(): Promise<RemoteMachineRow[]> {
+      return db.select().from(m).orderBy(asc(m.machineName), asc(m.id));
+    },
+    async listByIds(machineIds: string[]): Promise<RemoteMachineRow[]> {
+      if (!machineIds.length) return [];
+      return db
+        .select()
+        .from(m)
+        .where(inArray(m.machineId, machineIds))
+        .orderBy(asc(m.machineName), asc(m.id));
+    },
+    /** A poll or heartbeat: the machine is online as of `at`. */
+    async recordHeartbeat(
+      machineId: string,
+      at: Date,
+      facts: { agentVersion?: string; ipAddress?: string | null },
+    ) {
+      const set: Partial<typeof m.$inferInsert> = { lastHeartbeat: at, status: 'online' };
+      if (facts.agentVersion) set.agentVersion = facts.agentVersion.slice(0, 50);
+      if (facts.ipAddress) set.ipAddress = facts.ipAddress.slice(0, 64);
+      await db.update(m).set(set).where(eq(m.machineId, machineId));
+    },
+    async delete(machineId: string): Promise<boolean> {
+      const rows = await db.delete(m).where(eq(m.machineId, machineId)).returning({ id: m.id });
+      return rows.length > 0;
+    },
+  };
+}

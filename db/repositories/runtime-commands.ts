@@ -1,0 +1,87 @@
+// The persisted agent command queue (remote_runtime_commands): pending -> delivered -> responded.
+// Claiming is one atomic statement: PostgreSQL locks the chosen rows with FOR UPDATE SKIP LOCKED, so
+// concurrent polls on any number of API instances never claim the same command; SQLite runs the single
+// UPDATE ... RETURNING under its database write lock.
+import { and, asc, eq, gt, inArray, isNull, or } from 'drizzle-orm';
+import type { DatabaseHandle } from '../client.ts';
+
+export type RuntimeCommandRow = DatabaseHandle['t']['remoteRuntimeCommands']['$inferSelect'];
+
+export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
+  const c = t.remoteRuntimeCommands;
+  const deliverable = (machineId: string, now: Date) =>
+    and(eq(c.machineId, machineId), eq(c.status, 'pending'), or(isNull(c.expiresAt), gt(c.expiresAt, now)));
+
+  return {
+    async insert(values: typeof c.$inferInsert): Promise<RuntimeCommandRow> {
+      const [row] = await db.insert(c).values(values).returning();
+      return row!;
+    },
+    /**
+     * Inserts a command with a caller-chosen id; when it already exists and is still pending its payload
+     * is replaced (an activity retried after its first attempt queued the command).
+     */
+    async upsertPending(values: typeof c.$inferInsert): Promise<void> {
+      await db
+        .insert(c)
+        .values(values)
+        .onConflictDoUpdate({
+          target: c.commandId,
+          set: { payload: values.payload, expiresAt: values.expiresAt },
+          where: eq(c.status, 'pending'),
+        });
+    },
+    async find(commandId: string): Promise<RuntimeCommandRow | undefined> {
+      const [row] = await db.select().from(c).where(eq(c.commandId, commandId));
+      return row;
+    },
+    /** Claims up to `limit` deliverable commands of a machine, oldest first, marking them delivered. */
+    async claimPending(machineId: string, now: Date, limit: number): Promise<RuntimeCommandRow[]> {
+      const base = db
+        .select({ id: c.id })
+        .from(c)
+        .where(deliverable(machineId, now))
+        .orderBy(asc(c.id))
+        .limit(limit);
+      const chosen = dialect === 'postgres' ? base.for('update', { skipLocked: true }) : base;
+      const rows = await db
+        .update(c)
+        .set({ status: 'delivered', deliveredAt: now })
+        .where(and(inArray(c.id, chosen), eq(c.status, 'pending')))
+        .returning();
+      return rows.sort((x, y) => x.id - y.id);
+    },
+    /** Puts claimed commands back (the poll that claimed them was gone before it could answer). */
+    async release(ids: number[]): Promise<void> {
+      if (!ids.length) return;
+      await db
+        .update(c)
+        .set({ status: 'pending', deliveredAt: null })
+        .where(and(inArray(c.id, ids), eq(c.status, 'delivered')));
+    },
+    /** Records the agent's response; only a command of this machine, and only once. */
+    async respond(
+      machineId: string,
+      commandId: string,
+      responsePayload: string,
+      now: Date,
+    ): Promise<boolean> {
+      const rows = await db
+        .update(c)
+        .set({ status: 'responded', responsePayload, respondedAt: now })
+        .where(
+          and(
+            eq(c.commandId, commandId),
+            eq(c.machineId, machineId),
+            inArray(c.status, ['pending', 'delivered']),
+          ),
+        )
+        .returning({ id: c.id });
+      return rows.length > 0;
+    },
+    async countPending(machineId: string, now: Date): Promise<number> {
+      const rows = await db.select({ id: c.id }).from(c).where(deliverable(machineId, now));
+      return rows.length;
+    },
+  };
+}

@@ -1,0 +1,158 @@
+// The only SQL for `tenants`, `tenant_settings`, `tenant_quotas` and reads of `tenant_usage`.
+import { and, asc, count, eq, gte, isNotNull, isNull, lte } from 'drizzle-orm';
+import { DEFAULT_TENANT_QUOTAS, DEFAULT_TENANT_SETTINGS } from '../../domain/tenants.ts';
+import type { DatabaseHandle } from '../client.ts';
+
+export interface TenantInsert {
+  name: string;
+  slug: string;
+  plan: string;
+  status: string;
+  contactEmail: string | null;
+  contactName: string | null;
+  trialEndsAt: Date | null;
+}
+
+export interface TenantPatch {
+  name?: string;
+  slug?: string;
+  plan?: string;
+  status?: string;
+  contactEmail?: string | null;
+  contactName?: string | null;
+  trialEndsAt?: Date | null;
+}
+
+export interface TenantSettingsPatch {
+  contentFilterEnabled?: boolean;
+  auditLogEnabled?: boolean;
+  auditLogRetentionDays?: number;
+  dataRetentionDays?: number;
+  ssoEnabled?: boolean;
+}
+
+export interface TenantQuotaPatch {
+  dailyTokenLimit?: number;
+  monthlyTokenLimit?: number;
+  dailyRequestLimit?: number;
+  monthlyRequestLimit?: number;
+  maxUsers?: number;
+  maxSessionsPerUser?: number;
+}
+
+export type TenantRow = NonNullable<Awaited<ReturnType<ReturnType<typeof tenantsRepository>['findById']>>>;
+
+export function tenantsRepository(database: DatabaseHandle) {
+  const { db, t } = database;
+  const tn = t.tenants;
+  return {
+    async list(includeDeleted: boolean) {
+      return db
+        .select()
+        .from(tn)
+        .where(includeDeleted ? undefined : isNull(tn.deletedAt))
+        .orderBy(asc(tn.id));
+    },
+    /** A tenant; soft-deleted ones only when asked. */
+    async findById(id: number, includeDeleted = false) {
+      const [row] = await db
+        .select()
+        .from(tn)
+        .where(includeDeleted ? eq(tn.id, id) : and(eq(tn.id, id), isNull(tn.deletedAt)));
+      return row;
+    },
+    async findBySlug(slug: string) {
+      const [row] = await db
+        .select()
+        .from(tn)
+        .where(and(eq(tn.slug, slug), isNull(tn.deletedAt)));
+      return row;
+    },
+    async slugTaken(slug: string, exceptId?: number): Promise<boolean> {
+      const rows = await db.select({ id: tn.id }).from(tn).where(eq(tn.slug, slug));
+      return rows.some((r) => r.id !== exceptId);
+    },
+    /** The tenant with its settings and quota rows (spec defaults), in one transaction. */
+    async create(values: TenantInsert, at: Date) {
+      return database.transaction(async (tx) => {
+        const [row] = await tx.db
+          .insert(tn)
+          .values({ ...values, createdAt: at, updatedAt: at })
+          .returning();
+        await tx.db.insert(t.tenantSettings).values({
+          tenantId: row!.id,
+          contentFilterEnabled: DEFAULT_TENANT_SETTINGS.content_filter_enabled,
+          auditLogEnabled: DEFAULT_TENANT_SETTINGS.audit_log_enabled,
+          auditLogRetentionDays: DEFAULT_TENANT_SETTINGS.audit_log_retention_days,
+          dataRetentionDays: DEFAULT_TENANT_SETTINGS.data_retention_days,
+          ssoEnabled: DEFAULT_TENANT_SETTINGS.sso_enabled,
+          updatedAt: at,
+        });
+        await tx.db.insert(t.tenantQuotas).values({
+          tenantId: row!.id,
+          dailyTokenLimit: DEFAULT_TENANT_QUOTAS.daily_token_limit,
+          monthlyTokenLimit: DEFAULT_TENANT_QUOTAS.monthly_token_limit,
+          dailyRequestLimit: DEFAULT_TENANT_QUOTAS.daily_request_limit,
+          monthlyRequestLimit: DEFAULT_TENANT_QUOTAS.monthly_request_limit,
+          maxUsers: DEFAULT_TENANT_QUOTAS.max_users,
+          maxSessionsPerUser: DEFAULT_TENANT_QUOTAS.max_sessions_per_user,
+          updatedAt: at,
+        });
+        return row!;
+      });
+    },
+    async update(id: number, patch: TenantPatch, at: Date): Promise<void> {
+      await db
+        .update(tn)
+        .set({ ...patch, updatedAt: at })
+        .where(eq(tn.id, id));
+    },
+    async settingsOf(id: number) {
+      const [row] = await db.select().from(t.tenantSettings).where(eq(t.tenantSettings.tenantId, id));
+      return row;
+    },
+    async quotaOf(id: number) {
+      const [row] = await db.select().from(t.tenantQuotas).where(eq(t.tenantQuotas.tenantId, id));
+      return row;
+    },
+    /** Updates (or creates, for tenants from before this row existed) the settings row. */
+    async putSettings(id: number, patch: TenantSettingsPatch, at: Date): Promise<void> {
+      await db
+        .insert(t.tenantSettings)
+        .values({ tenantId: id, ...patch, updatedAt: at })
+        .onConflictDoUpdate({ target: t.tenantSettings.tenantId, set: { ...patch, updatedAt: at } });
+    },
+    async putQuota(id: number, patch: TenantQuotaPatch, at: Date): Promise<void> {
+      await db
+        .insert(t.tenantQuotas)
+        .values({ tenantId: id, ...patch, updatedAt: at })
+        .onConflictDoUpdate({ target: t.tenantQuotas.tenantId, set: { ...patch, updatedAt: at } });
+    },
+    async softDelete(id: number, at: Date): Promise<void> {
+      await db.update(tn).set({ deletedAt: at, updatedAt: at }).where(eq(tn.id, id));
+    },
+    /** Removes the tenant; settings, quota and usage rows cascade, users keep living without a tenant. */
+    async hardDelete(id: number): Promise<void> {
+      await db.delete(tn).where(eq(tn.id, id));
+    },
+    /** Active (not soft-deleted) users per tenant. */
+    async userCounts(): Promise<Map<number, number>> {
+      const rows = await db
+        .select({ tenantId: t.users.tenantId, n: count() })
+        .from(t.users)
+        .where(and(isNull(t.users.deletedAt), isNotNull(t.users.tenantId)))
+        .groupBy(t.users.tenantId);
+      return new Map(rows.map((r) => [r.tenantId!, Number(r.n)]));
+    },
+    /** tenant_usage rows between two YYYY-MM-DD dates, inclusive. */
+    async usage(id: number, from: string, to: string) {
+      return db
+        .select()
+        .from(t.tenantUsage)
+        .where(
+          and(eq(t.tenantUsage.tenantId, id), gte(t.tenantUsage.date, from), lte(t.tenantUsage.date, to)),
+        )
+        .orderBy(asc(t.tenantUsage.date));
+    },
+  };
+}

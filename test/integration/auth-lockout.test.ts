@@ -1,0 +1,132 @@
+// Login lockout: failures counted per username (unknown names too, answered identically), 429 while
+// locked even with the right password, unlocked by time on the injected clock; thresholds from
+// security_settings through the 60-second cache.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createUser, uniqueName } from '../support/actors.ts';
+import { ADMIN, startTestApp, type TestApp } from '../support/harness.ts';
+import { api, login, type Session } from '../support/session.ts';
+
+let app: TestApp;
+let admin: Session;
+
+before(async () => {
+  app = await startTestApp();
+  admin = await login(app.url, ADMIN.username, ADMIN.password);
+});
+after(() => app?.close());
+
+const attempt = (username: string, password: string) =>
+  api(app.url, 'POST', '/api/auth/login', { body: { username, password } });
+const MIN = 60_000;
+
+test('5 failures lock the username for 15 minutes; the right password does not unlock it early', async () => {
+  const u = await createUser(app, admin, { role: 'user' });
+  for (let i = 0; i < 5; i++)
+    assert.deepEqual((await attempt(u.username, 'wrong-password')).status, 401, `failure ${i + 1}`);
+  const locked = await attempt(u.username, u.password);
+  assert.equal(locked.status, 429);
+  assert.equal(typeof locked.body.error, 'string');
+  app.clock.advance(15 * MIN - 2000);
+  assert.equal((await attempt(u.username, u.password)).status, 429, 'still locked just before 15 minutes');
+  app.clock.advance(3000);
+  assert.equal((await attempt(u.username, u.password)).status, 200, 'unlocked after 15 minutes');
+  const rows = await app.database.sql.query('SELECT * FROM login_attempts WHERE username = ?', [u.username]);
+  assert.equal(rows.length, 0, 'a successful login clears the count');
+});
+
+test('fewer failures than the threshold, then success, resets the count', async () => {
+  const u = await createUser(app, admin, { role: 'user' });
+  for (let i = 0; i < 4; i++) await attempt(u.username, 'wrong-password');
+  assert.equal((await attempt(u.username, u.password)).status, 200);
+  for (let i = 0; i < 4; i++) assert.equal((await attempt(u.username, 'wrong-password')).status, 401);
+  assert.equal((await attempt(u.username, u.password)).status, 200);
+});
+
+test('unknown usernames are counted and answered exactly like wrong passwords, in about the same time', async () => {
+  const u = await createUser(app, admin, { role: 'user' });
+  const ghost = uniqueName('ghost');
+  const known: { status: number; body: unknown; ms: number }[] = [];
+  const unknown: typeof known = [];
+  for (let i = 0; i < 6; i++) {
+    for (const [name, into] of [
+      [u.username, known],
+      [ghost, unknown],
+    ] as const) {
+      const t = performance.now();
+      const r = await attempt(name, 'wrong-password');
+      into.push({ status: r.status, body: r.body, ms: performance.now() - t });
+    }
+  }
+  assert.deepEqual(
+    unknown.map((x) => [x.status, x.body]),
+    known.map((x) => [x.status, x.body]),
+  );
+  assert.deepEqual(
+    known.map((x) => x.status),
+    [401, 401, 401, 401, 401, 429],
+  );
+  const rows = await app.database.sql.query<{ attempt_count: number }>(
+    'SELECT attempt_count FROM login_attempts WHERE username = ?',
+    [ghost],
+  );
+  assert.equal(rows[0]?.attempt_count, 5);
+  // Both paths cost one bcrypt comparison (~200 ms); without the dummy hash the unknown one takes ~2 ms.
+  const avg = (xs: typeof known) => xs.slice(0, 5).reduce((a, x) => a + x.ms, 0) / 5;
+  const ratio = avg(unknown) / avg(known);
+  assert.ok(
+    ratio > 0.3 && ratio < 3.5,
+    `unknown/known time ratio ${ratio.toFixed(2)} (${avg(unknown).toFixed(0)} ms vs ${avg(known).toFixed(0)} ms)`,
+  );
+  app.clock.advance(16 * MIN);
+});
+
+test('thresholds come from security_settings: PUT applies at once here, other writers within 60 s', async () => {
+  const put = await api(app.url, 'PUT', '/api/security-settings', {
+    auth: admin,
+    body: { login_max_attempts: 2, login_lockout_minutes: 1 },
+  });
+  assert.equal(put.status, 200, JSON.stringify(put.body));
+  assert.equal(put.body.settings.login_max_attempts, 2);
+  const u = await createUser(app, admin, { role: 'user' });
+  await attempt(u.username, 'wrong-password');
+  await attempt(u.username, 'wrong-password');
+  assert.equal((await attempt(u.username, u.password)).status, 429);
+  app.clock.advance(MIN + 1000);
+  assert.equal((await attempt(u.username, u.password)).status, 200);
+
+  // Another instance writes the table directly: this one sees it only after its 60-second cache expires.
+  await app.database.sql.query('UPDATE security_settings SET setting_value = ? WHERE setting_key = ?', [
+    '4',
+    'login_max_attempts',
+  ]);
+  const v = await createUser(app, admin, { role: 'user' });
+  await attempt(v.username, 'wrong-password');
+  await attempt(v.username, 'wrong-password');
+  assert.equal((await attempt(v.username, v.password)).status, 429, 'cached threshold (2) still applies');
+  app.clock.advance(MIN + 1000);
+  for (let i = 0; i < 3; i++) assert.equal((await attempt(v.username, 'wrong-password')).status, 401);
+  assert.equal(
+    (await attempt(v.username, v.password)).status,
+    200,
+    'the new threshold (4) applies after 60 s',
+  );
+
+  const bad = await api(app.url, 'PUT', '/api/security-settings', {
+    auth: admin,
+    body: { login_max_attempts: 0 },
+  });
+  assert.equal(bad.status, 400);
+  const unknownKey = await api(app.url, 'PUT', '/api/security-settings', {
+    auth: admin,
+    body: { something_else: 1 },
+  });
+  assert.equal(unknownKey.status, 400);
+  const restore = await api(app.url, 'PUT', '/api/security-settings', {
+    auth: admin,
+    body: { login_max_attempts: 5, login_lockout_minutes: 15 },
+  });
+  assert.equal(restore.status, 200);
+  const audit = await api(app.url, 'GET', '/api/audit/logs?action=SECURITY_SETTINGS_UPDATE', { auth: admin });
+  assert.ok(audit.body.total >= 2);
+});

@@ -1,0 +1,131 @@
+// Migrations on the active dialect: up to head, down to base, up again with the schema compared; the
+// live schema matches the drizzle definitions; re-running is harmless; concurrent runners do not race.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import { type DatabaseHandle, openDatabase } from '../../db/client.ts';
+import * as schema from '../../db/schema/index.ts';
+import { columnsOf } from '../../migrations/ddl.ts';
+import { HEAD, MIGRATIONS } from '../../migrations/index.ts';
+import { introspect } from '../../migrations/introspect.ts';
+import { BASE, checkCompatibility, currentRevision, downgrade, upgrade } from '../../migrations/runner.ts';
+import { createTestDatabase, type TestDatabase } from '../support/database.ts';
+
+let testDb: TestDatabase;
+let db: DatabaseHandle;
+const open = () => openDatabase({ databaseUrl: testDb.databaseUrl, sqlitePath: testDb.sqlitePath });
+
+before(async () => {
+  testDb = await createTestDatabase();
+  db = await open();
+});
+after(async () => {
+  await db.close();
+  await testDb.drop();
+});
+
+test('up to head, down to base, up again yields the same schema', async () => {
+  assert.equal(await currentRevision(db.sql), BASE);
+  const applied = await upgrade(db, 'head');
+  assert.deepEqual(applied, MIGRATIONS.map((m) => m.id));
+  assert.equal(await currentRevision(db.sql), HEAD);
+  const first = await introspect(db.sql);
+  assert.ok(first.views.includes('session_stats'), 'session_stats view exists');
+
+  const down = await downgrade(db, BASE);
+  assert.deepEqual(down, MIGRATIONS.map((m) => m.id).reverse());
+  const empty = await introspect(db.sql);
+  assert.deepEqual(Object.keys(empty.tables), ['schema_migrations']);
+  assert.deepEqual(empty.views, []);
+
+  await upgrade(db, 'head');
+  assert.deepEqual(await introspect(db.sql), first);
+});
+
+test('the live schema has exactly the tables and columns of db/schema', async () => {
+  await upgrade(db, 'head');
+  const live = await introspect(db.sql);
+  const tables = Object.values(schema) as PgTable[];
+  const expected = Object.fromEntries(tables.map((t) => [getTableConfig(t).name, columnsOf(t).map((c) => c.name).sort()]));
+  const actual = Object.fromEntries(
+    Object.entries(live.tables)
+      .filter(([name]) => name !== 'schema_migrations')
+      .map(([name, t]) => [name, t.columns.map((c) => c.name).sort()]),
+  );
+  assert.deepEqual(actual, expected);
+  for (const t of tables) {
+    const liveCols = new Map(live.tables[getTableConfig(t).name]!.columns.map((c) => [c.name, c]));
+    for (const c of columnsOf(t)) assert.equal(liveCols.get(c.name)!.notNull, c.notNull || c.primary, `${getTableConfig(t).name}.${c.name} nullability`);
+  }
+});
+
+test('remote-workspace history: downgrading 0002 removes its tables and agent_sessions columns', async () => {
+  await upgrade(db, 'head');
+  await downgrade(db, '0001_baseline');
+  const live = await introspect(db.sql);
+  for (const gone of ['remote_machines', 'machine_assignments', 'api_key_store', 'remote_runtime_commands', 'remote_runtime_outputs'])
+    assert.ok(!live.tables[gone], `${gone} dropped`);
+  const cols = live.tables.agent_sessions!.columns.map((c) => c.name);
+  assert.ok(!cols.includes('workspace_type') && !cols.includes('remote_machine_id'));
+  await upgrade(db, '0002');
+  const mid = await introspect(db.sql);
+  assert.ok(mid.tables.remote_machines && !mid.tables.remote_runtime_commands, '0002 alone creates machines, not the queue');
+  assert.ok(mid.tables.agent_sessions!.columns.some((c) => c.name === 'workspace_type'));
+  await upgrade(db, 'head');
+});
+
+test('one-step downgrade, and re-running a migration is harmless', async () => {
+  await upgrade(db, 'head');
+  const before = await introspect(db.sql);
+  assert.deepEqual(await downgrade(db), [HEAD]);
+  assert.equal(await currentRevision(db.sql), MIGRATIONS.at(-2)!.id);
+  await upgrade(db, 'head');
+  assert.deepEqual(await upgrade(db, 'head'), [], 'nothing to do at head');
+  // Forget that 0003 ran and run it again over existing tables: guarded DDL must not fail.
+  await db.sql.query(`DELETE FROM schema_migrations WHERE version = ?`, ['0003_remote_runtime']);
+  assert.deepEqual(await upgrade(db, 'head'), ['0003_remote_runtime']);
+  assert.deepEqual(await introspect(db.sql), before);
+  // Seeds are not duplicated by a re-run of the baseline either.
+  await db.sql.query(`DELETE FROM schema_migrations WHERE version = ?`, ['0001_baseline']);
+  await upgrade(db, 'head');
+  const tenants = await db.sql.query<{ n: number }>(`SELECT COUNT(*) AS n FROM tenants`);
+  assert.equal(Number(tenants[0]!.n), 1);
+});
+
+test('concurrent runners (separate processes) apply each revision once', async () => {
+  await downgrade(db, BASE);
+  const run = () =>
+    new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'migrations/cli.ts', 'upgrade', 'head'], {
+        env: { ...process.env, SVC_DATA_DIR: testDb.dataDir, DATABASE_URL: testDb.databaseUrl ?? '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (b) => (out += b));
+      child.stderr.on('data', (b) => (out += b));
+      child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`migrate exited ${code}: ${out}`))));
+    });
+  const outputs = await Promise.all([run(), run(), run()]);
+  const applied = outputs.flatMap((o) => [...o.matchAll(/upgraded to (\S+):/g)].map((m) => m[1]!)).sort();
+  assert.deepEqual(applied, MIGRATIONS.map((m) => m.id).sort(), 'every revision applied exactly once across runners');
+  assert.equal((await checkCompatibility(db.sql)).compatible, true);
+});
+
+test('compatibility window: too old and too new are refused with the command to run', async () => {
+  await upgrade(db, 'head');
+  await downgrade(db);
+  const old = await checkCompatibility(db.sql);
+  assert.equal(old.compatible, false);
+  assert.equal(old.reason, 'too_old');
+  assert.match(old.message!, /npm run migrate -- upgrade head/);
+  assert.match(old.message!, new RegExp(MIGRATIONS.at(-2)!.id));
+  await upgrade(db, 'head');
+  await db.sql.query(`INSERT INTO schema_migrations (version) VALUES (?)`, ['9999_from_the_future']);
+  const fresh = await checkCompatibility(db.sql);
+  assert.equal(fresh.compatible, false);
+  assert.equal(fresh.reason, 'too_new');
+  assert.equal(fresh.current, '9999_from_the_future');
+  await db.sql.query(`DELETE FROM schema_migrations WHERE version = ?`, ['9999_from_the_future']);
+  assert.equal((await checkCompatibility(db.sql)).compatible, true);
+});

@@ -1,0 +1,269 @@
+// The installer path: api/remote-agent-files.ts serves the transpiled agent, install.sh downloads it,
+// writes config.json, registers with plain `node main.js` (no tsx) and skips the service.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import {
+  listAgentFiles,
+  loadAgentFile,
+  loadInstallTemplate,
+  renderInstallScript,
+  rewriteTsSpecifiers,
+} from '../../api/remote-agent-files.ts';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((ok) => {
+    // A clean environment: the installer must not depend on tsx or anything from this repo.
+    const child = spawn(cmd, args, { env: { PATH: process.env.PATH, HOME: env.HOME ?? tmpdir(), ...env } });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (err += c));
+    child.on('exit', (code) => ok({ code, out, err }));
+  });
+}
+
+/** Serves install.sh, the agent files, their index and the register endpoint, as the real server will. */
+async function installServer(): Promise<{
+  url: string;
+  token: string;
+  registrations: any[];
+  close: () => Promise<void>;
+}> {
+  const token = `reg-${randomUUID()}`;
+  const registrations: any[] = [];
+  let used = false;
+  const server = http.createServer(async (req, res) => {
+    const path = req.url ?? '';
+    if (path === '/api/remote/agent/install.sh') {
+      res.writeHead(200, { 'content-type': 'text/x-shellscript' });
+      return res.end(renderInstallScript('sh', `http://127.0.0.1:${port}`));
+    }
+    if (path === '/api/remote/agent/files/') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ files: listAgentFiles() }));
+    }
+    if (path.startsWith('/api/remote/agent/files/')) {
+      const file = await loadAgentFile(decodeURIComponent(path.slice('/api/remote/agent/files/'.length)));
+      if (!file) {
+        res.writeHead(404);
+        return res.end();
+      }
+      res.writeHead(200, { 'content-type': file.contentType });
+      return res.end(file.body);
+    }
+    if (path === '/api/remote/agent/register' && req.method === 'POST') {
+      let raw = '';
+      for await (const c of req) raw += c;
+      const body = JSON.parse(raw);
+      const ok = body.registration_token === token && !used;
+      used = true; // consumed either way, as the spec says
+      if (!ok) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ error: 'registration token is invalid or already used' }));
+      }
+      registrations.push(body);
+      res.writeHead(201, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ machine_id: body.machine_id, agent_token: 'agent-tok' }));
+    }
+    res.writeHead(404);
+    res.end();
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    registrations,
+    close: () =>
+      new Promise((ok) => {
+        server.close(() => ok());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+describe('agent files served to installers', () => {
+  it('lists every agent module as .js plus package.json and the docs, and nothing else', () => {
+    const files = listAgentFiles();
+    for (const f of [
+      'main.js',
+      'config.js',
+      'transport.js',
+      'poller.js',
+      'sessions.js',
+      'adapters.js',
+      'backoff.js',
+      'log.js',
+    ]) {
+      assert.ok(files.includes(f), f);
+    }
+    assert.ok(files.includes('package.json') && files.includes('README.md') && files.includes('PROTOCOL.md'));
+    assert.ok(
+      files.every((f) => !f.endsWith('.ts') && !f.includes('/')),
+      files.join(' '),
+    );
+  });
+
+  it('transpiles with .js import specifiers and caches the result', async () => {
+    const main = await loadAgentFile('main.js');
+    assert.ok(main);
+    assert.match(main.contentType, /javascript/);
+    assert.match(main.body, /from\s*["']\.\/agent\.js["']/);
+    assert.doesNotMatch(main.body, /["']\.\.?\/[^"']+\.ts["']/);
+    assert.doesNotMatch(main.body, /: AgentConfig|interface /, 'types are gone');
+    assert.equal(await loadAgentFile('main.js'), main, 'same cached object');
+    const pkg = await loadAgentFile('package.json');
+    assert.equal(JSON.parse(pkg!.body).type, 'module');
+    assert.match((await loadAgentFile('PROTOCOL.md'))!.body, /Polling/);
+  });
+
+  it('returns null for anything not in the list (no path traversal)', async () => {
+    for (const bad of [
+      '../package.json',
+      'main.ts',
+      '/etc/passwd',
+      '../../etc/passwd',
+      'install/install.sh',
+      'config.json',
+      './main.js',
+      'main.js/',
+      '',
+      '..',
+    ]) {
+      assert.equal(await loadAgentFile(bad), null, bad);
+    }
+  });
+
+  it('rewrites only relative .ts specifiers', () => {
+    assert.equal(rewriteTsSpecifiers(`import { a } from "./a.ts";`), `import { a } from "./a.js";`);
+    assert.equal(rewriteTsSpecifiers(`export * from '../b/c.ts'`), `export * from '../b/c.js'`);
+    assert.equal(rewriteTsSpecifiers(`await import("./d.ts")`), `await import("./d.js")`);
+    assert.equal(rewriteTsSpecifiers(`import "./side.ts";`), `import "./side.js";`);
+    assert.equal(rewriteTsSpecifiers(`import x from "pkg.ts"`), `import x from "pkg.ts"`);
+    assert.equal(rewriteTsSpecifiers(`const s = "./not-an-import.ts"`), `const s = "./not-an-import.ts"`);
+  });
+
+  it('renders install scripts with the server URL and the file list, refusing unsafe URLs', () => {
+    for (const kind of ['sh', 'ps1'] as const) {
+      assert.match(loadInstallTemplate(kind), /__SVC_SERVER_URL__/);
+      const script = renderInstallScript(kind, 'https://svc.example.com:8443/');
+      assert.match(script, /'https:\/\/svc\.example\.com:8443'/);
+      assert.match(script, new RegExp(`'${listAgentFiles().join(' ').replaceAll('.', '\\.')}'`));
+      assert.doesNotMatch(script, /__SVC_SERVER_URL__|__SVC_AGENT_FILES__/);
+    }
+    assert.throws(() => renderInstallScript('sh', "http://x/'; rm -rf ~; '"), /not allowed/);
+    assert.throws(() => renderInstallScript('sh', 'file:///etc'), /http/);
+  });
+
+  it('the transpiled agent runs on plain node without tsx', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-standalone-'));
+    for (const f of listAgentFiles()) writeFileSync(join(dir, f), (await loadAgentFile(f))!.body);
+    const version = await run(process.execPath, [join(dir, 'main.js'), 'version']);
+    assert.equal(version.code, 0, version.err);
+    assert.match(version.out, /^\d+\.\d+\.\d+\n$/);
+    const help = await run(process.execPath, [join(dir, 'main.js'), '--bogus']);
+    assert.equal(help.code, 2);
+    assert.match(help.err, /unknown option --bogus/);
+  });
+});
+
+describe('install.sh', () => {
+  it('installs, writes a 0600 config with machine_id, registers and skips the service', async (t) => {
+    const srv = await installServer();
+    t.after(srv.close);
+    const home = mkdtempSync(join(tmpdir(), 'agent-home-'));
+    const script = join(home, 'install.sh');
+    writeFileSync(script, renderInstallScript('sh', srv.url));
+    const dir = join(home, 'agent dir with space');
+    const res = await run(
+      'sh',
+      [script, '--token', srv.token, '--name', 'laptop', '--dir', dir, '--no-service', '--skip-cli-install'],
+      { HOME: home },
+    );
+    assert.equal(res.code, 0, res.out + res.err);
+    assert.match(res.out, /==> Checking Node\.js/);
+    assert.match(res.out, /==> Downloading main\.js/);
+    assert.match(res.out, /Skipping service installation/);
+    const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    assert.equal(statSync(join(dir, 'config.json')).mode & 0o777, 0o600);
+    assert.equal(config.agent_token, 'agent-tok');
+    assert.equal(config.registration_token, undefined);
+    assert.equal(config.machine_name, 'laptop');
+    assert.equal(config.server_url, srv.url);
+    assert.equal(config.cli_tool, 'cli_alpha');
+    assert.match(config.machine_id, /^[0-9a-f-]{36}$/);
+    assert.equal(srv.registrations[0].machine_id, config.machine_id);
+    assert.equal(srv.registrations[0].machine_name, 'laptop');
+    for (const f of listAgentFiles()) assert.ok(existsSync(join(dir, f)), f);
+    assert.ok(!res.out.includes(srv.token) && !res.err.includes(srv.token), 'token not echoed');
+  });
+
+  it('works from the unrendered template with --server, using the file index', async (t) => {
+    const srv = await installServer();
+    t.after(srv.close);
+    const home = mkdtempSync(join(tmpdir(), 'agent-home-'));
+    const res = await run(
+      'sh',
+      [
+        join(REPO, 'agent/install/install.sh'),
+        '--server',
+        `${srv.url}/`,
+        '--token',
+        srv.token,
+        '--dir',
+        join(home, 'a'),
+        '--no-service',
+        '--skip-cli-install',
+      ],
+      { HOME: home },
+    );
+    assert.equal(res.code, 0, res.out + res.err);
+    assert.match(res.out, /Fetching the agent file list/);
+    assert.equal(JSON.parse(readFileSync(join(home, 'a', 'config.json'), 'utf8')).agent_token, 'agent-tok');
+  });
+
+  it('fails clearly when registration fails: the token is consumed, a new one is needed', async (t) => {
+    const srv = await installServer();
+    t.after(srv.close);
+    const home = mkdtempSync(join(tmpdir(), 'agent-home-'));
+    const script = join(home, 'install.sh');
+    writeFileSync(script, renderInstallScript('sh', srv.url));
+    const res = await run(
+      'sh',
+      [script, '--token', 'not-the-token', '--dir', join(home, 'a'), '--no-service', '--skip-cli-install'],
+      { HOME: home },
+    );
+    assert.notEqual(res.code, 0);
+    assert.match(res.err, /registration failed/);
+    assert.match(res.err, /consumed by the server/);
+    assert.match(res.err, /new token/);
+  });
+
+  it('rejects missing required parameters', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'agent-home-'));
+    const noToken = await run(
+      'sh',
+      [join(REPO, 'agent/install/install.sh'), '--server', 'http://127.0.0.1:9'],
+      { HOME: home },
+    );
+    assert.equal(noToken.code, 1);
+    assert.match(noToken.err, /--token TOKEN is required/);
+    const noServer = await run('sh', [join(REPO, 'agent/install/install.sh'), '--token', 'x'], {
+      HOME: home,
+    });
+    assert.match(noServer.err, /--server URL is required/);
+  });
+});
