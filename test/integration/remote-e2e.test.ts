@@ -388,7 +388,9 @@ test('stop ends the CLI and revokes the proxy token; a stopped session takes no 
   );
 
   // The stream of a finished session: replay, then `end`; reconnecting after the last event -> 204.
-  const res = await fetch(`${app.url}/api/remote/sessions/${sessionId}/output/stream`, { headers: cast.userA.session.headers });
+  const res = await fetch(`${app.url}/api/remote/sessions/${sessionId}/output/stream`, {
+    headers: cast.userA.session.headers,
+  });
   assert.equal(res.status, 200);
   const body = await res.text();
   assert.match(body, /event: end\ndata: \{"session_id":"[^"]+","status":"stopped"/);
