@@ -76,9 +76,9 @@ export async function login(
   const found =
     username.length <= 100 ? await usersRepository(deps.database).findForLogin(username) : undefined;
   const candidate = password.length <= MAX_PASSWORD_INPUT ? password : '';
-  const ok = found
-    ? await verifyPassword(candidate, found.user.passwordHash)
-    : (await verifyPassword(candidate, await warmDummyHash()), false);
+  // An unknown name still costs one bcrypt comparison, so both answers take about the same time.
+  const matches = await verifyPassword(candidate, found ? found.user.passwordHash : await warmDummyHash());
+  const ok = found !== undefined && matches;
 
   if (!ok || !candidate) {
     const count = await attempts.recordFailure(key, now, countRestarts(state, now, policy));

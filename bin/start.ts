@@ -10,6 +10,9 @@ import { type DevServer, startDevServer } from './temporal-dev.ts';
 
 const say = (line: string) => console.log(`[svc] ${line}`);
 
+// Module-level so a startup failure after the dev server started can still stop it.
+let dev: DevServer | undefined;
+
 async function main() {
   const started = Date.now();
   const settings = loadSettings();
@@ -21,7 +24,6 @@ async function main() {
   const database = await prepareDatabase(settings, { migrate: !settings.production, log: say });
   await bootstrapAdmin(database, { username: settings.SVC_ADMIN_USERNAME, password: settings.SVC_ADMIN_PASSWORD }, say);
 
-  let dev: DevServer | undefined;
   let address = settings.TEMPORAL_ADDRESS;
   if (!address) {
     const cliPath = await findTemporalCli({ explicit: settings.TEMPORAL_CLI_PATH, log: say });
@@ -63,7 +65,8 @@ async function main() {
   say(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-main().catch((err) => {
+main().catch(async (err) => {
   console.error(`[svc] ${err instanceof SettingsError || err instanceof StartupError ? err.message : err.stack}`);
+  await dev?.stop().catch(() => undefined);
   process.exit(1);
 });

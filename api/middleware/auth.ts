@@ -107,7 +107,7 @@ export async function resolveSession(deps: AppDeps, req: Request): Promise<Sessi
     repo.findByTokenHash(hashSessionToken(found.token)),
     roleTemplates(deps),
   ]);
-  if (!p || !p.sessionActive || p.expiresAt.getTime() <= deps.now().getTime())
+  if (!p?.sessionActive || p.expiresAt.getTime() <= deps.now().getTime())
     return { ok: false, error: new UnauthorizedError(INVALID) };
   if (p.user.deletedAt || !p.user.isActive)
     return { ok: false, error: new UnauthorizedError('Account is disabled') };

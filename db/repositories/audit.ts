@@ -1,7 +1,8 @@
 // The only SQL for `audit_logs`: append, filtered listing inside a read scope, export, per-user activity.
-import { and, count, desc, eq, gte, lt, or, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
 import type { ReadScope } from '../../domain/tenant-scope.ts';
 import type { DatabaseHandle } from '../client.ts';
+import { scopeCondition } from '../tenant-scope-sql.ts';
 
 export interface AuditInsert {
   userId: number | null;
@@ -36,12 +37,12 @@ export type AuditRow = Awaited<ReturnType<ReturnType<typeof auditRepository>['li
 export function auditRepository({ db, t }: DatabaseHandle) {
   const a = t.auditLogs;
 
-  /** `undefined` = nothing is visible (scope `none`). */
+  /** `false` = nothing is visible (scope `none`). */
   const where = (scope: ReadScope, f: AuditFilters): SQL | undefined | false => {
-    if (scope.kind === 'none') return false;
-    const parts: (SQL | undefined)[] = [];
-    if (scope.kind === 'tenant')
-      parts.push(or(eq(a.tenantId, scope.tenantId), eq(a.targetTenantId, scope.tenantId)));
+    // Rows of the caller's tenant, and rows whose target was the caller's tenant.
+    const inScope = scopeCondition(scope, a.tenantId, a.targetTenantId);
+    if (inScope === false) return false;
+    const parts: (SQL | undefined)[] = [inScope];
     if (f.userId !== undefined) parts.push(eq(a.userId, f.userId));
     if (f.username !== undefined) parts.push(eq(a.username, f.username));
     if (f.action !== undefined) parts.push(eq(a.action, f.action));

@@ -1,6 +1,7 @@
-import { and, asc, count, eq, isNull, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, isNull } from 'drizzle-orm';
 import type { ReadScope } from '../../domain/tenant-scope.ts';
 import type { DatabaseHandle } from '../client.ts';
+import { scopeCondition } from '../tenant-scope-sql.ts';
 
 export type UserRow = Awaited<ReturnType<ReturnType<typeof usersRepository>['findById']>> & {};
 
@@ -24,8 +25,6 @@ export interface UserQuota {
 
 export function usersRepository({ db, t }: DatabaseHandle) {
   const u = t.users;
-  const inScope = (scope: ReadScope): SQL | undefined | false =>
-    scope.kind === 'all' ? undefined : scope.kind === 'none' ? false : eq(u.tenantId, scope.tenantId);
   return {
     async countActive(): Promise<number> {
       const [row] = await db.select({ n: count() }).from(u).where(isNull(u.deletedAt));
@@ -78,7 +77,7 @@ export function usersRepository({ db, t }: DatabaseHandle) {
       };
     },
     async list(scope: ReadScope) {
-      const s = inScope(scope);
+      const s = scopeCondition(scope, u.tenantId);
       if (s === false) return [];
       return db
         .select()
