@@ -20,6 +20,13 @@ import { securitySettings } from './access-caches.ts';
 import { writeAudit } from './audit.ts';
 import type { AppDeps } from './deps.ts';
 
+/** 429 while a username is locked; the route sends `retryAfterSeconds` as the Retry-After header. */
+export class LoginLockedError extends TooManyRequestsError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('Too many failed login attempts; try again later');
+  }
+}
+
 export const INVALID_CREDENTIALS = 'Invalid username or password';
 /** Inputs longer than this are refused like a wrong password without hashing them. */
 const MAX_PASSWORD_INPUT = 1024;
@@ -68,9 +75,7 @@ export async function login(
       tenantId: null,
       username: key,
     });
-    throw new TooManyRequestsError('Too many failed login attempts; try again later', {
-      retry_after: secondsUntil(locked, now),
-    });
+    throw new LoginLockedError(secondsUntil(locked, now));
   }
 
   const found =

@@ -1,7 +1,7 @@
 // Access decisions, pure: who is a system administrator, who is an administrator at all, what a set
 // of permissions allows, ownership, and which endpoints stay open while a password change is pending.
 // Every router asks these functions (through api/middleware/auth.ts); none re-implements them.
-import { isRole, LEGACY_ADMIN_ROLE, type Permission, ROLE_TEMPLATES, type Role } from './permissions.ts';
+import { LEGACY_ADMIN_ROLE, type Permission, ROLE_TEMPLATES, type Role } from './permissions.ts';
 
 /** The part of a user that access decisions look at. */
 export interface AccessSubject {
@@ -68,8 +68,6 @@ export function canAssignRole(actor: AccessSubject, role: Role): boolean {
   if (isSystemAdmin(actor)) return true;
   return !isSystemAdmin({ role });
 }
-
-export const isAssignableRole = (v: unknown): v is Role => isRole(v);
 
 /** The endpoints a user with `must_change_password` may still call (spec, Authentication rule 4). */
 export const PASSWORD_CHANGE_ALLOWLIST: readonly { method: string; path: string }[] = [

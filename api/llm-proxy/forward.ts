@@ -43,6 +43,8 @@ export interface ForwardOptions {
   /** Headers that authenticate to the provider, see providerAuthHeaders. */
   providerAuth: Record<string, string>;
   provider: KeyProvider;
+  /** Usage format of the call; detected from provider and path when undefined (the usual case). */
+  wireFormat?: WireFormat | null;
   /** Cancels the call (for example when the session is revoked mid-stream). */
   signal?: AbortSignal;
   /** Give up when the provider sends nothing for this long. Default 300 s. */
@@ -89,7 +91,10 @@ class ForwardedCall {
     private readonly options: ForwardOptions,
     private readonly resolve: (result: ForwardResult) => void,
   ) {
-    this.wireFormat = detectWireFormat(options.provider, options.path);
+    this.wireFormat =
+      options.wireFormat !== undefined
+        ? options.wireFormat
+        : detectWireFormat(options.provider, options.path);
     this.noUsageReason = this.wireFormat === null ? 'endpoint reports no usage' : 'request was not forwarded';
   }
 

@@ -6,8 +6,18 @@ import type { ServerResponse } from 'node:http';
  * - upstream_error: the provider could not be reached, reset the connection or timed out.
  * - config_error: the stored provider configuration is unusable (spec: also "no key configured").
  * - proxy_error: the request cannot be forwarded as sent, or the proxy cancelled it.
+ * - proxy_auth_error: the proxy token is missing, invalid, expired, revoked, or its session, user or
+ *   tenant may no longer use it (401 / 403).
+ * - quota_exceeded: a user or tenant quota has no room (429).
+ * - quota_check_failed: the quota could not be checked, so the call is refused (fail closed, 503).
  */
-export type ProxyErrorType = 'upstream_error' | 'config_error' | 'proxy_error';
+export type ProxyErrorType =
+  | 'upstream_error'
+  | 'config_error'
+  | 'proxy_error'
+  | 'proxy_auth_error'
+  | 'quota_exceeded'
+  | 'quota_check_failed';
 
 /** Writes `{error: {message, type}}` (the OpenAI-style shape the spec uses for proxy errors). */
 export function sendProxyError(
@@ -15,6 +25,7 @@ export function sendProxyError(
   status: number,
   type: ProxyErrorType,
   message: string,
+  headers?: Readonly<Record<string, string>>,
 ): void {
   if (res.headersSent) {
     // Mid-stream there is no way to report an error in-band; cutting the connection makes the
@@ -23,6 +34,10 @@ export function sendProxyError(
     return;
   }
   const body = JSON.stringify({ error: { message, type } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+  });
   res.end(body);
 }

@@ -55,6 +55,8 @@ export function buildUpstreamUrl(upstreamBase: string, path: string): UpstreamTa
   const queryStart = path.indexOf('?');
   let pathname = queryStart === -1 ? path : path.slice(0, queryStart);
   let query = queryStart === -1 ? '' : path.slice(queryStart + 1);
+  // An empty path (the bare `POST /api/remote/llm-proxy`) means the base URL itself.
+  const bare = pathname === '';
   if (!pathname.startsWith('/')) pathname = `/${pathname}`;
   if (DOT_SEGMENT.test(pathname))
     throw new UpstreamUrlError('Path must not contain dot segments', 'bad_path');
@@ -76,7 +78,7 @@ export function buildUpstreamUrl(upstreamBase: string, path: string): UpstreamTa
     protocol: base.protocol,
     hostname: base.hostname,
     port: base.port,
-    path: `${base.path}${pathname}${fullQuery ? `?${fullQuery}` : ''}`,
+    path: `${bare ? base.path || '/' : `${base.path}${pathname}`}${fullQuery ? `?${fullQuery}` : ''}`,
   };
 }
 

@@ -14,6 +14,8 @@ import type { Request, RequestHandler } from 'express';
 import { authSessionsRepository } from '../../db/repositories/auth-sessions.ts';
 import {
   allowedWhilePasswordChangeRequired,
+  canAccessOwned,
+  canAdministerMachine,
   effectivePermissions,
   hasPermission,
   isAdministrator,
@@ -189,3 +191,22 @@ export const callerIsAdministrator = (req: Request) => {
   const a = authOf(req);
   return isAdministrator(a.user, a.permissions);
 };
+
+/**
+ * Ownership (spec: the session owner; the admin role bypasses). 403 unless the caller owns the
+ * resource, is a system admin, or is a tenant admin of the resource's tenant.
+ */
+export function assertCanAccessOwned(
+  req: Request,
+  ownerId: number | null | undefined,
+  resourceTenantId?: number | null,
+) {
+  if (!canAccessOwned(authOf(req).user, ownerId, resourceTenantId))
+    throw new ForbiddenError('Access denied: not the owner');
+}
+
+/** Machine ownership: a machine-admin assignment, or a system admin; 403 otherwise. */
+export function assertMachineAdmin(req: Request, assignment: 'user' | 'admin' | null | undefined) {
+  if (!canAdministerMachine(authOf(req).user, assignment))
+    throw new ForbiddenError('Machine administrator access required');
+}

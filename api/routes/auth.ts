@@ -11,7 +11,7 @@ import { hashPassword, verifyPassword } from '../../domain/passwords.ts';
 import { securitySettings } from '../access-caches.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
-import { login, warmDummyHash } from '../login.ts';
+import { LoginLockedError, login, warmDummyHash } from '../login.ts';
 import { authenticate, resolveSession } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
 import { clearSessionCookie, setSessionCookie } from '../session-cookie.ts';
@@ -35,7 +35,10 @@ export function authRouter(deps: AppDeps): Router {
 
   r.post('/api/auth/login', async (req, res) => {
     const body = parseInput(loginBody, req.body);
-    const out = await login(deps, req, body.username, body.password);
+    const out = await login(deps, req, body.username, body.password).catch((err: unknown) => {
+      if (err instanceof LoginLockedError) res.setHeader('retry-after', String(err.retryAfterSeconds));
+      throw err;
+    });
     setSessionCookie(req, res, out.token, out.expiresAt, out.issuedAt);
     res.json({
       success: true,

@@ -6,12 +6,18 @@ import { apiKeysRouter } from './api-keys.ts';
 import { auditLogsRouter } from './audit-logs.ts';
 import { authRouter } from './auth.ts';
 import { opsRouter } from './ops.ts';
+import { quotaRouter } from './quota.ts';
+import { apiKeyVaultRouter } from './remote/api-keys.ts';
 import { mountRemoteRoutes } from './remote/index.ts';
+import { mountLlmProxy } from './remote/llm-proxy.ts';
+import { usageReportRouter } from './remote/usage-report.ts';
 import { securitySettingsRouter } from './security-settings.ts';
 import { tenantsRouter } from './tenants.ts';
 
 /** Routes that read the raw request stream (the model proxy); mounted before the JSON body parser. */
-export function mountStreamingRoutes(_app: Express, _deps: AppDeps) {}
+export function mountStreamingRoutes(app: Express, deps: AppDeps) {
+  mountLlmProxy(app, deps);
+}
 
 export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(opsRouter(deps));
@@ -21,5 +27,8 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use('/api/api-keys', apiKeysRouter(deps));
   app.use('/api/security-settings', securitySettingsRouter(deps));
   app.use(auditLogsRouter(deps));
+  app.use(quotaRouter(deps));
+  app.use(apiKeyVaultRouter(deps));
+  app.use(usageReportRouter(deps));
   mountRemoteRoutes(app, deps);
 }

@@ -1,7 +1,52 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { DatabaseHandle } from '../client.ts';
 
-export function proxyTokensRepository({ db, t }: DatabaseHandle) {
+/**
+ * Everything the model proxy needs to decide about one call, read in one query: the token's issuance
+ * record, its session's state, the user and tenant standing, and the tenant's newest active stored
+ * key for the token's provider (ciphertext only).
+ */
+export interface ProxyCallContext {
+  sessionId: string;
+  userId: number;
+  /** Tenant the token was issued for, else the session's tenant. */
+  tenantId: number | null;
+  provider: string;
+  expiresAt: Date;
+  revokedAt: Date | null;
+  /** Null when the session row does not exist. */
+  sessionStatus: string | null;
+  toolName: string | null;
+  hostName: string | null;
+  /** Null when the user row does not exist. */
+  userActive: boolean | null;
+  userDeleted: boolean;
+  username: string | null;
+  /** Null when the tenant row does not exist. */
+  tenantName: string | null;
+  tenantStatus: string | null;
+  tenantDeletedAt: Date | null;
+  key: { id: number; encryptedKey: string; baseUrl: string | null } | null;
+}
+
+const CALL_CONTEXT = `
+SELECT pt.session_id, pt.user_id, COALESCE(pt.tenant_id, s.tenant_id) AS tenant_id, pt.provider, pt.expires_at,
+       pt.revoked_at, s.status AS session_status, s.tool_name, s.host_name,
+       u.id AS user_row, u.is_active AS user_active, u.deleted_at AS user_deleted_at, u.username,
+       tn.name AS tenant_name, tn.status AS tenant_status, tn.deleted_at AS tenant_deleted_at,
+       k.id AS key_id, k.encrypted_key, k.base_url
+FROM proxy_tokens pt
+LEFT JOIN agent_sessions s ON s.session_id = pt.session_id
+LEFT JOIN users u ON u.id = pt.user_id
+LEFT JOIN tenants tn ON tn.id = COALESCE(pt.tenant_id, s.tenant_id)
+LEFT JOIN api_key_store k ON k.id = (
+  SELECT MAX(k2.id) FROM api_key_store k2
+  WHERE k2.tenant_id = COALESCE(pt.tenant_id, s.tenant_id) AND k2.provider = pt.provider AND k2.is_active = ?)
+WHERE pt.jti = ?`;
+
+const date = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(Number(v)));
+
+export function proxyTokensRepository({ db, t, sql }: DatabaseHandle) {
   return {
     async record(values: typeof t.proxyTokens.$inferInsert) {
       await db.insert(t.proxyTokens).values(values);
@@ -18,6 +63,36 @@ export function proxyTokensRepository({ db, t }: DatabaseHandle) {
         .where(and(eq(t.proxyTokens.sessionId, sessionId), isNull(t.proxyTokens.revokedAt)))
         .returning({ jti: t.proxyTokens.jti });
       return rows.length;
+    },
+    /** The proxy's one read per call (see ProxyCallContext); undefined for an unknown jti. */
+    async callContext(jti: string): Promise<ProxyCallContext | undefined> {
+      const [r] = await sql.query<Record<string, unknown>>(CALL_CONTEXT, [true, jti]);
+      if (!r) return undefined;
+      return {
+        sessionId: String(r.session_id),
+        userId: Number(r.user_id),
+        tenantId: r.tenant_id == null ? null : Number(r.tenant_id),
+        provider: String(r.provider),
+        expiresAt: date(r.expires_at)!,
+        revokedAt: date(r.revoked_at),
+        sessionStatus: r.session_status == null ? null : String(r.session_status),
+        toolName: r.tool_name == null ? null : String(r.tool_name),
+        hostName: r.host_name == null ? null : String(r.host_name),
+        userActive: r.user_row == null ? null : Boolean(r.user_active),
+        userDeleted: r.user_deleted_at != null,
+        username: r.username == null ? null : String(r.username),
+        tenantName: r.tenant_name == null ? null : String(r.tenant_name),
+        tenantStatus: r.tenant_status == null ? null : String(r.tenant_status),
+        tenantDeletedAt: date(r.tenant_deleted_at),
+        key:
+          r.key_id == null
+            ? null
+            : {
+                id: Number(r.key_id),
+                encryptedKey: String(r.encrypted_key),
+                baseUrl: r.base_url == null ? null : String(r.base_url),
+              },
+      };
     },
   };
 }

@@ -25,8 +25,11 @@ test('5 failures lock the username for 15 minutes; the right password does not u
   for (let i = 0; i < 5; i++)
     assert.deepEqual((await attempt(u.username, 'wrong-password')).status, 401, `failure ${i + 1}`);
   const locked = await attempt(u.username, u.password);
-  assert.equal(locked.status, 429);
-  assert.equal(typeof locked.body.error, 'string');
+  assert.deepEqual(
+    [locked.status, locked.body],
+    [429, { error: 'Too many failed login attempts; try again later' }],
+  );
+  assert.equal(locked.res.headers.get('retry-after'), '900');
   app.clock.advance(15 * MIN - 2000);
   assert.equal((await attempt(u.username, u.password)).status, 429, 'still locked just before 15 minutes');
   app.clock.advance(3000);

@@ -3,10 +3,16 @@
 // token times, command counter) and keeps working.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { readDevServerConfig, startDevServer, type DevServer } from '../../bin/temporal-dev.ts';
+import { type DevServer, readDevServerConfig, startDevServer } from '../../bin/temporal-dev.ts';
 import { remoteSessionWorkflowId, sessionStateQuery } from '../../workflows/remote-session.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
-import { agentMessage, buildRemoteCast, type RemoteCast, registerFakeMachine, scriptedAgent } from '../support/remote.ts';
+import {
+  agentMessage,
+  buildRemoteCast,
+  type RemoteCast,
+  registerFakeMachine,
+  scriptedAgent,
+} from '../support/remote.ts';
 import { api } from '../support/session.ts';
 
 let dev: DevServer;
@@ -34,7 +40,10 @@ test('a long-lived session continues as new and keeps its state', async () => {
   await agentMessage(app.url, machine);
   const agent = scriptedAgent(app.url, machine);
   try {
-    const created = await api(app.url, 'POST', '/api/remote/sessions', { auth: cast.admin.session, body: { machine_id: machine.machineId, project_path: '/tmp' } });
+    const created = await api(app.url, 'POST', '/api/remote/sessions', {
+      auth: cast.admin.session,
+      body: { machine_id: machine.machineId, project_path: '/tmp' },
+    });
     assert.equal(created.status, 201);
     const sid = created.body.session_id;
     const handle = (await app.deps.temporal.client()).workflow.getHandle(remoteSessionWorkflowId(sid));
@@ -42,8 +51,16 @@ test('a long-lived session continues as new and keeps its state', async () => {
     const initial = await handle.query(sessionStateQuery);
 
     for (let i = 0; i < 12; i++) {
-      assert.equal((await api(app.url, 'POST', `/api/remote/sessions/${sid}/pause`, { auth: cast.admin.session })).status, 200);
-      assert.equal((await api(app.url, 'POST', `/api/remote/sessions/${sid}/resume`, { auth: cast.admin.session })).status, 200);
+      assert.equal(
+        (await api(app.url, 'POST', `/api/remote/sessions/${sid}/pause`, { auth: cast.admin.session }))
+          .status,
+        200,
+      );
+      assert.equal(
+        (await api(app.url, 'POST', `/api/remote/sessions/${sid}/resume`, { auth: cast.admin.session }))
+          .status,
+        200,
+      );
     }
     const later = await handle.describe();
     assert.notEqual(later.runId, firstRun, 'the workflow continued as new');
@@ -53,7 +70,9 @@ test('a long-lived session continues as new and keeps its state', async () => {
     assert.equal(state.seq, 24, 'the command counter carried over (ids stay unique)');
     assert.equal(state.tokenExpiresAt, initial.tokenExpiresAt, 'token times carried over');
 
-    const stopped = await api(app.url, 'POST', `/api/remote/sessions/${sid}/stop`, { auth: cast.admin.session });
+    const stopped = await api(app.url, 'POST', `/api/remote/sessions/${sid}/stop`, {
+      auth: cast.admin.session,
+    });
     assert.equal(stopped.status, 200);
     assert.equal((await handle.result()).status, 'stopped');
   } finally {

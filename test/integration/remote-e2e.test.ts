@@ -330,10 +330,17 @@ test('token rotation: the old token is revoked and the new one reaches the runni
   assert.ok(verified.ok && verified.claims.jti === fresh.jti);
   await cliPid(app.url, cast.userA.session, sessionId, 3);
   // Neither token is in the workflow's history (inputs, activity results, update results).
-  const history = await (await app.deps.temporal.client()).workflow.getHandle(remoteSessionWorkflowId(sessionId)).fetchHistory();
-  const historyText = JSON.stringify(history, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v));
+  const history = await (await app.deps.temporal.client()).workflow
+    .getHandle(remoteSessionWorkflowId(sessionId))
+    .fetchHistory();
+  const historyText = JSON.stringify(history, (_k, v) =>
+    v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v,
+  );
   assert.ok(historyText.includes(sessionId), 'the history was decoded');
-  assert.ok(!historyText.includes(token) && !historyText.includes('svcpt_'), 'no proxy token in workflow history');
+  assert.ok(
+    !historyText.includes(token) && !historyText.includes('svcpt_'),
+    'no proxy token in workflow history',
+  );
   await api(app.url, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
     auth: cast.userA.session,
     body: { content: 'after rotation' },

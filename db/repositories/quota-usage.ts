@@ -1,0 +1,387 @@
+// The only SQL of the shared usage accounting: quota_usage (per user, daily and monthly rows),
+// tenant_usage (per tenant and day), daily_usage (per tenant, day, tool and host) and the session totals
+// in agent_sessions. Raw SQL with `?` placeholders, the same text on SQLite and PostgreSQL.
+//
+// Reservations are single conditional UPDATEs: the row is changed only if the limit still has room,
+// evaluated against the row's current values under the row lock (PostgreSQL re-checks the condition
+// on the newest row version after waiting for a concurrent writer; SQLite has one writer), so two
+// concurrent requests can never both take the last unit of a quota.
+
+import type { PeriodUsage, QuotaLimits } from '../../domain/quota.ts';
+import { TOKENS_PER_USER_QUOTA_UNIT } from '../../domain/quota.ts';
+import { DEFAULT_TENANT_QUOTAS } from '../../domain/tenants.ts';
+import type { DatabaseHandle, RawSql } from '../client.ts';
+
+export interface UserPeriods {
+  day: string;
+  month: string;
+}
+
+export interface TenantPeriods {
+  day: string;
+  /** First day of the month and first day of the next month (the month's day range). */
+  monthStart: string;
+  nextMonthStart: string;
+}
+
+/** What a settle adds to the used counters and takes off the reserved ones. */
+export interface SettleDelta {
+  tokens: number;
+  requests: number;
+  releaseTokens: number;
+  releaseRequests: number;
+}
+
+export interface DailyUsageDelta {
+  tenantId: number;
+  date: string;
+  toolName: string;
+  hostName: string;
+  tokens: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheTokens: number;
+  requests: number;
+  models: string[];
+}
+
+export interface SessionTotalsDelta {
+  sessionId: string;
+  tokens: number;
+  inputTokens: number;
+  outputTokens: number;
+  requests: number;
+}
+
+const num = (v: unknown): number => (v == null ? 0 : Number(v));
+const numOrNull = (v: unknown): number | null => (v == null ? null : Number(v));
+
+const RESERVE_USER = `
+UPDATE quota_usage
+SET requests_reserved = quota_usage.requests_reserved + ?,
+    tokens_reserved = quota_usage.tokens_reserved + ?,
+    updated_at = ?
+FROM users u
+WHERE u.id = quota_usage.user_id AND quota_usage.user_id = ?
+  AND ((quota_usage.period = 'daily' AND quota_usage.date = ?
+        AND (u.daily_request_quota IS NULL
+             OR quota_usage.requests_used + quota_usage.requests_reserved + ? <= u.daily_request_quota)
+        AND (u.daily_token_quota IS NULL
+             OR quota_usage.tokens_used + quota_usage.tokens_reserved + ? <= u.daily_token_quota * ${TOKENS_PER_USER_QUOTA_UNIT}))
+    OR (quota_usage.period = 'monthly' AND quota_usage.date = ?
+        AND (u.monthly_request_quota IS NULL
+             OR quota_usage.requests_used + quota_usage.requests_reserved + ? <= u.monthly_request_quota)
+        AND (u.monthly_token_quota IS NULL
+             OR quota_usage.tokens_used + quota_usage.tokens_reserved + ? <= u.monthly_token_quota * ${TOKENS_PER_USER_QUOTA_UNIT})))
+RETURNING period`;
+
+// The monthly tenant figure is today's row (read fresh under its lock) plus the month's other days
+// (which only change by settling, never by new reservations).
+const RESERVE_TENANT = `
+UPDATE tenant_usage
+SET requests_reserved = tenant_usage.requests_reserved + ?,
+    tokens_reserved = tenant_usage.tokens_reserved + ?
+FROM (
+  SELECT COALESCE(q.daily_request_limit, ${DEFAULT_TENANT_QUOTAS.daily_request_limit}) AS dr,
+         COALESCE(q.daily_token_limit, ${DEFAULT_TENANT_QUOTAS.daily_token_limit}) AS dt,
+         COALESCE(q.monthly_request_limit, ${DEFAULT_TENANT_QUOTAS.monthly_request_limit}) AS mr,
+         COALESCE(q.monthly_token_limit, ${DEFAULT_TENANT_QUOTAS.monthly_token_limit}) AS mt,
+         COALESCE(m.requests, 0) AS other_requests,
+         COALESCE(m.tokens, 0) AS other_tokens
+  FROM (SELECT 1 AS one) base
+  LEFT JOIN tenant_quotas q ON q.tenant_id = ?
+  LEFT JOIN (SELECT SUM(o.requests_made + o.requests_reserved) AS requests,
+                    SUM(o.tokens_used + o.tokens_reserved) AS tokens
+             FROM tenant_usage o
+             WHERE o.tenant_id = ? AND o.date >= ? AND o.date < ? AND o.date <> ?) m ON 1 = 1
+) lim
+WHERE tenant_usage.tenant_id = ? AND tenant_usage.date = ?
+  AND tenant_usage.requests_made + tenant_usage.requests_reserved + ? <= lim.dr
+  AND tenant_usage.tokens_used + tenant_usage.tokens_reserved + ? <= lim.dt
+  AND tenant_usage.requests_made + tenant_usage.requests_reserved + lim.other_requests + ? <= lim.mr
+  AND tenant_usage.tokens_used + tenant_usage.tokens_reserved + lim.other_tokens + ? <= lim.mt
+RETURNING tenant_usage.id`;
+
+/** `col - n`, never below zero (a duplicate release must not drive a counter negative). */
+const minus = (col: string) => `CASE WHEN ${col} > ? THEN ${col} - ? ELSE 0 END`;
+
+const SETTLE_TENANT = `
+UPDATE tenant_usage
+SET tokens_used = tokens_used + ?, requests_made = requests_made + ?,
+    tokens_reserved = ${minus('tokens_reserved')}, requests_reserved = ${minus('requests_reserved')}
+WHERE tenant_id = ? AND date = ?`;
+
+export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
+  const q = sql;
+  const position = dialect === 'postgres' ? 'strpos' : 'instr';
+  /** models_used as a comma list: appends the model unless already listed. */
+  const mergeModel = (col: string) =>
+    `CASE WHEN ${col} IS NULL OR ${col} = '' THEN CAST(? AS TEXT)
+          WHEN ${position}(',' || ${col} || ',', ',' || CAST(? AS TEXT) || ',') > 0 THEN ${col}
+          ELSE ${col} || ',' || CAST(? AS TEXT) END`;
+
+  return {
+    /**
+     * Creates the user's daily and monthly rows when missing. Returns true when the daily row was
+     * created now (the user's first use of the day: the tenant's active_users goes up by one).
+     */
+    async ensureUserRows(userId: number, p: UserPeriods, at: Date, db: RawSql = q): Promise<boolean> {
+      const rows = await db.query<{ period: string }>(
+        `INSERT INTO quota_usage (user_id, date, period, updated_at) VALUES (?, ?, 'daily', ?), (?, ?, 'monthly', ?)
+         ON CONFLICT (user_id, date, period) DO NOTHING RETURNING period`,
+        [userId, p.day, at, userId, p.month, at],
+      );
+      return rows.some((r) => r.period === 'daily');
+    },
+
+    async ensureTenantRow(
+      tenantId: number,
+      day: string,
+      newActiveUser: boolean,
+      db: RawSql = q,
+    ): Promise<void> {
+      await db.query(
+        `INSERT INTO tenant_usage (tenant_id, date, active_users) VALUES (?, ?, ?)
+         ON CONFLICT (tenant_id, date) DO ${newActiveUser ? 'UPDATE SET active_users = tenant_usage.active_users + 1' : 'NOTHING'}`,
+        [tenantId, day, newActiveUser ? 1 : 0],
+      );
+    },
+
+    /** Reserves on the user's daily and monthly rows where they have room; returns the periods reserved. */
+    async reserveUser(
+      userId: number,
+      p: UserPeriods,
+      reserve: { tokens: number; requests: number },
+      need: { tokens: number; requests: number },
+      at: Date,
+    ): Promise<Array<'daily' | 'monthly'>> {
+      const rows = await q.query<{ period: 'daily' | 'monthly' }>(RESERVE_USER, [
+        reserve.requests,
+        reserve.tokens,
+        at,
+        userId,
+        p.day,
+        need.requests,
+        need.tokens,
+        p.month,
+        need.requests,
+        need.tokens,
+      ]);
+      return rows.map((r) => r.period);
+    },
+
+    /** Reserves on the tenant's row of the day when the daily and monthly limits have room. */
+    async reserveTenant(
+      tenantId: number,
+      p: TenantPeriods,
+      reserve: { tokens: number; requests: number },
+      need: { tokens: number; requests: number },
+    ): Promise<boolean> {
+      const rows = await q.query(RESERVE_TENANT, [
+        reserve.requests,
+        reserve.tokens,
+        tenantId,
+        tenantId,
+        p.monthStart,
+        p.nextMonthStart,
+        p.day,
+        tenantId,
+        p.day,
+        need.requests,
+        need.tokens,
+        need.requests,
+        need.tokens,
+      ]);
+      return rows.length > 0;
+    },
+
+    /** Adds used counts and takes back reservations on the user's rows of the given periods. */
+    async settleUser(
+      userId: number,
+      periods: { day?: string; month?: string },
+      d: SettleDelta,
+      at: Date,
+      db: RawSql = q,
+    ): Promise<void> {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (periods.day !== undefined) {
+        where.push(`(period = 'daily' AND date = ?)`);
+        params.push(periods.day);
+      }
+      if (periods.month !== undefined) {
+        where.push(`(period = 'monthly' AND date = ?)`);
+        params.push(periods.month);
+      }
+      if (where.length === 0) return;
+      await db.query(
+        `UPDATE quota_usage
+         SET tokens_used = tokens_used + ?, requests_used = requests_used + ?,
+             tokens_reserved = ${minus('tokens_reserved')}, requests_reserved = ${minus('requests_reserved')},
+             updated_at = ?
+         WHERE user_id = ? AND (${where.join(' OR ')})`,
+        [
+          d.tokens,
+          d.requests,
+          d.releaseTokens,
+          d.releaseTokens,
+          d.releaseRequests,
+          d.releaseRequests,
+          at,
+          userId,
+          ...params,
+        ],
+      );
+    },
+
+    async settleTenant(tenantId: number, day: string, d: SettleDelta, db: RawSql = q): Promise<void> {
+      await db.query(SETTLE_TENANT, [
+        d.tokens,
+        d.requests,
+        d.releaseTokens,
+        d.releaseTokens,
+        d.releaseRequests,
+        d.releaseRequests,
+        tenantId,
+        day,
+      ]);
+    },
+
+    /** The user's limits and the counters of the day and month (zeros for missing rows). */
+    async readUser(
+      userId: number,
+      p: UserPeriods,
+    ): Promise<{ exists: boolean; limits: QuotaLimits; daily: PeriodUsage; monthly: PeriodUsage }> {
+      const [users, rows] = await Promise.all([
+        q.query<Record<string, unknown>>(
+          `SELECT daily_token_quota, monthly_token_quota, daily_request_quota, monthly_request_quota
+           FROM users WHERE id = ?`,
+          [userId],
+        ),
+        q.query<Record<string, unknown>>(
+          `SELECT period, tokens_used, requests_used, tokens_reserved, requests_reserved FROM quota_usage
+           WHERE user_id = ? AND ((period = 'daily' AND date = ?) OR (period = 'monthly' AND date = ?))`,
+          [userId, p.day, p.month],
+        ),
+      ]);
+      const u = users[0];
+      const tokens = (v: unknown) => (v == null ? null : Number(v) * TOKENS_PER_USER_QUOTA_UNIT);
+      const usage = (period: string): PeriodUsage => {
+        const r = rows.find((x) => x.period === period);
+        return {
+          tokensUsed: num(r?.tokens_used),
+          requestsUsed: num(r?.requests_used),
+          tokensReserved: num(r?.tokens_reserved),
+          requestsReserved: num(r?.requests_reserved),
+        };
+      };
+      return {
+        exists: u !== undefined,
+        limits: {
+          dailyTokens: tokens(u?.daily_token_quota),
+          monthlyTokens: tokens(u?.monthly_token_quota),
+          dailyRequests: numOrNull(u?.daily_request_quota),
+          monthlyRequests: numOrNull(u?.monthly_request_quota),
+        },
+        daily: usage('daily'),
+        monthly: usage('monthly'),
+      };
+    },
+
+    /** The tenant_quotas row (undefined when the tenant has none) and the day's and month's sums. */
+    async readTenant(
+      tenantId: number,
+      p: TenantPeriods,
+    ): Promise<{
+      quota:
+        | {
+            dailyTokenLimit: number;
+            monthlyTokenLimit: number;
+            dailyRequestLimit: number;
+            monthlyRequestLimit: number;
+          }
+        | undefined;
+      daily: PeriodUsage;
+      monthly: PeriodUsage;
+    }> {
+      const [quotas, rows] = await Promise.all([
+        q.query<Record<string, unknown>>(
+          `SELECT daily_token_limit, monthly_token_limit, daily_request_limit, monthly_request_limit
+           FROM tenant_quotas WHERE tenant_id = ?`,
+          [tenantId],
+        ),
+        q.query<Record<string, unknown>>(
+          `SELECT date, tokens_used, requests_made, tokens_reserved, requests_reserved FROM tenant_usage
+           WHERE tenant_id = ? AND date >= ? AND date < ?`,
+          [tenantId, p.monthStart, p.nextMonthStart],
+        ),
+      ]);
+      const sum = (list: Record<string, unknown>[]): PeriodUsage => ({
+        tokensUsed: list.reduce((a, r) => a + num(r.tokens_used), 0),
+        requestsUsed: list.reduce((a, r) => a + num(r.requests_made), 0),
+        tokensReserved: list.reduce((a, r) => a + num(r.tokens_reserved), 0),
+        requestsReserved: list.reduce((a, r) => a + num(r.requests_reserved), 0),
+      });
+      const qr = quotas[0];
+      return {
+        quota: qr && {
+          dailyTokenLimit: num(qr.daily_token_limit),
+          monthlyTokenLimit: num(qr.monthly_token_limit),
+          dailyRequestLimit: num(qr.daily_request_limit),
+          monthlyRequestLimit: num(qr.monthly_request_limit),
+        },
+        daily: sum(rows.filter((r) => r.date === p.day)),
+        monthly: sum(rows),
+      };
+    },
+
+    async addDailyUsage(d: DailyUsageDelta, db: RawSql = q): Promise<void> {
+      const [first, ...others] = d.models;
+      const model = first ?? null;
+      await db.query(
+        `INSERT INTO daily_usage (tenant_id, date, tool_name, host_name, tokens_used, input_tokens, output_tokens,
+                                  cache_tokens, request_count, models_used)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (tenant_id, date, tool_name, host_name) DO UPDATE SET
+           tokens_used = daily_usage.tokens_used + excluded.tokens_used,
+           input_tokens = daily_usage.input_tokens + excluded.input_tokens,
+           output_tokens = daily_usage.output_tokens + excluded.output_tokens,
+           cache_tokens = daily_usage.cache_tokens + excluded.cache_tokens,
+           request_count = daily_usage.request_count + excluded.request_count
+           ${model === null ? '' : `, models_used = ${mergeModel('daily_usage.models_used')}`}`,
+        [
+          d.tenantId,
+          d.date,
+          d.toolName,
+          d.hostName,
+          d.tokens,
+          d.inputTokens,
+          d.outputTokens,
+          d.cacheTokens,
+          d.requests,
+          model,
+          ...(model === null ? [] : [model, model, model]),
+        ],
+      );
+      for (const m of others) {
+        await db.query(
+          `UPDATE daily_usage SET models_used = ${mergeModel('models_used')}
+           WHERE tenant_id = ? AND date = ? AND tool_name = ? AND host_name = ?`,
+          [m, m, m, d.tenantId, d.date, d.toolName, d.hostName],
+        );
+      }
+    },
+
+    async addSessionTotals(d: SessionTotalsDelta, at: Date, db: RawSql = q): Promise<void> {
+      await db.query(
+        `UPDATE agent_sessions
+         SET total_tokens = total_tokens + ?, total_input_tokens = total_input_tokens + ?,
+             total_output_tokens = total_output_tokens + ?, request_count = request_count + ?, updated_at = ?
+         WHERE session_id = ?`,
+        [d.tokens, d.inputTokens, d.outputTokens, d.requests, at, d.sessionId],
+      );
+    },
+  };
+}
+
+export type QuotaUsageRepository = ReturnType<typeof quotaUsageRepository>;
