@@ -57,13 +57,25 @@ function openSqlite(file: string): DatabaseHandle {
   conn.pragma('foreign_keys = ON');
   const t = deriveSqliteTables();
   const db = drizzleSqlite(conn) as unknown as NodePgDatabase<Record<string, never>>;
+  // Preparing is most of the cost of a small statement (the model proxy runs a few per call), so
+  // prepared statements are kept by their text. SQLite re-prepares one by itself after a schema change.
+  const prepared = new Map<string, Database.Statement>();
+  const prepare = (text: string) => {
+    let stmt = prepared.get(text);
+    if (stmt === undefined) {
+      stmt = conn.prepare(text);
+      if (prepared.size >= 500) prepared.clear();
+      prepared.set(text, stmt);
+    }
+    return stmt;
+  };
   const sql: RawSql = {
     dialect: 'sqlite',
     async exec(statements) {
       conn.exec(statements);
     },
     async query(text, params = []) {
-      const stmt = conn.prepare(text);
+      const stmt = prepare(text);
       const args = params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p instanceof Date ? p.getTime() : p));
       if (stmt.reader) return stmt.all(...args) as any[];
       stmt.run(...args);

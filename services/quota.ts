@@ -7,16 +7,28 @@
 //                     one on the tenant's row of the day; each takes one request (and `ask.tokens`)
 //                     only while every limit of its rows has room. Refused -> nothing stays reserved.
 //   settle(r, out)    when the response is over: adds the request (if the provider answered) and its
-//                     tokens to the used counters and takes the reservation back, immediately, so the
-//                     next check sees the tokens. Settling twice is a no-op.
-// Reporting tables (daily_usage, session totals) guard nothing, so their increments are merged in
-// memory and written in one go every FLUSH_INTERVAL_MS (flush() forces it).
+//                     tokens to the used counters and takes the reservation back. Settling twice is a
+//                     no-op.
+// Because a request is taken at reserve time, concurrent requests can never pass a request limit,
+// and pass a token limit by at most the tokens of the requests in flight (tokens are only known at
+// the end). Every reservation sees every settle that finished before it (see the two modes below).
 //
-// Failure: a reservation that cannot be made throws QuotaCheckError; callers refuse the call (fail
-// closed). A settle that fails is retried by the flush loop; until it succeeds the reservation keeps
-// counting against the quota (conservative, never an overshoot).
+// Writes, per dialect:
+// - PostgreSQL (one round trip per statement, several API instances): statements run at once, the
+//   user and tenant halves in parallel on two connections.
+// - SQLite (in-process, where a write transaction's commit costs more than its statements): writes
+//   are group-committed. Settles and reservations that arrive in the same turn of the event loop are
+//   written in ONE transaction at the end of that turn (setImmediate), settles first, so a
+//   reservation always sees the settles that came before it; a reservation's answer is given only
+//   after its transaction committed.
+// Reporting tables (daily_usage, session totals) guard nothing, so their increments are merged in
+// memory and written every FLUSH_INTERVAL_MS (flush() forces it).
+//
+// Failure: a reservation that cannot be made throws QuotaCheckError and the caller refuses the call
+// (fail closed). A settle that fails is retried in the background; until it succeeds its reservation
+// keeps counting against the quota (conservative, never an overshoot).
 import type { Logger } from 'pino';
-import type { DatabaseHandle } from '../db/client.ts';
+import type { DatabaseHandle, RawSql } from '../db/client.ts';
 import {
   type DailyUsageDelta,
   type QuotaUsageRepository,
@@ -53,9 +65,11 @@ export interface UsageContext {
   hostName: string;
 }
 
+type Periods = UserPeriods & TenantPeriods;
+
 export interface Reservation {
   readonly subject: QuotaSubject;
-  readonly periods: UserPeriods & TenantPeriods;
+  readonly periods: Periods;
   readonly tokens: number;
   readonly requests: number;
   settled: boolean;
@@ -92,63 +106,73 @@ export class QuotaCheckError extends Error {
 }
 
 const FLUSH_INTERVAL_MS = 50;
-const MAX_SETTLE_ATTEMPTS = 20;
+const SETTLE_RETRY_MS = 1_000;
 const MAX_ENSURED_KEYS = 50_000;
+
+/** A settle of both of a user's rows and (optionally) the tenant's row of the day. */
+interface SettleWork {
+  subject: QuotaSubject;
+  periods: Periods;
+  delta: SettleDelta;
+  at: Date;
+}
+
+interface PendingReserve {
+  subject: QuotaSubject;
+  ask: QuotaAsk;
+  at: Date;
+  result?: ReserveResult;
+  error?: unknown;
+  resolve(r: ReserveResult): void;
+  reject(e: unknown): void;
+}
 
 export function quotaService(deps: { database: DatabaseHandle; now: () => Date; logger?: Logger }) {
   const repo: QuotaUsageRepository = quotaUsageRepository(deps.database);
+  const grouped = deps.database.dialect === 'sqlite';
   /** Rows known to exist (created or seen by this process), so the hot path skips the insert. */
   const ensured = new Set<string>();
   const dailyUsage = new Map<string, DailyUsageDelta>();
   const sessionTotals = new Map<string, SessionTotalsDelta>();
-  const failedSettles: Array<{ run: () => Promise<void>; attempts: number }> = [];
-  let timer: NodeJS.Timeout | undefined;
-  let flushing: Promise<void> | undefined;
+  let reportTimer: NodeJS.Timeout | undefined;
+  let reporting: Promise<void> | undefined;
 
-  const periodsOf = (at: Date): UserPeriods & TenantPeriods => {
-    const day = dayKey(at);
-    return { day, month: monthKey(at), monthStart: monthKey(at), nextMonthStart: nextMonthKey(at) };
+  const periodsOf = (at: Date): Periods => {
+    const month = monthKey(at);
+    return { day: dayKey(at), month, monthStart: month, nextMonthStart: nextMonthKey(at) };
   };
 
-  async function ensureRows(subject: QuotaSubject, p: UserPeriods, at: Date): Promise<void> {
+  // ---- the statements of one reservation, on a given connection ----
+
+  async function ensureRows(subject: QuotaSubject, p: UserPeriods, at: Date, db: RawSql): Promise<void> {
     const userKey = `u:${subject.userId}:${p.day}`;
     const tenantKey = `t:${subject.tenantId}:${p.day}`;
     const needUser = !ensured.has(userKey);
     const needTenant = subject.tenantId !== null && !ensured.has(tenantKey);
     if (!needUser && !needTenant) return;
-    const firstToday = needUser ? await repo.ensureUserRows(subject.userId, p, at) : false;
+    const firstToday = needUser ? await repo.ensureUserRows(subject.userId, p, at, db) : false;
     if (subject.tenantId !== null && (needTenant || firstToday))
-      await repo.ensureTenantRow(subject.tenantId, p.day, firstToday);
+      await repo.ensureTenantRow(subject.tenantId, p.day, firstToday, db);
     if (ensured.size > MAX_ENSURED_KEYS) ensured.clear();
     ensured.add(userKey);
     if (subject.tenantId !== null) ensured.add(tenantKey);
   }
 
-  function forget(subject: QuotaSubject, p: UserPeriods) {
-    ensured.delete(`u:${subject.userId}:${p.day}`);
-    ensured.delete(`t:${subject.tenantId}:${p.day}`);
-  }
-
-  async function tryReserve(
-    subject: QuotaSubject,
-    p: UserPeriods & TenantPeriods,
-    ask: QuotaAsk,
-    at: Date,
-  ): Promise<{ user: Array<'daily' | 'monthly'>; tenant: boolean }> {
-    const reserve = { tokens: ask.tokens, requests: ask.requests };
+  async function tryReserve(subject: QuotaSubject, p: Periods, ask: QuotaAsk, at: Date, db: RawSql) {
+    const take = { tokens: ask.tokens, requests: ask.requests };
     const need = { tokens: Math.max(ask.tokens, 1), requests: Math.max(ask.requests, 1) };
     const [user, tenant] = await Promise.all([
-      repo.reserveUser(subject.userId, p, reserve, need, at),
-      subject.tenantId === null ? true : repo.reserveTenant(subject.tenantId, p, reserve, need),
+      repo.reserveUser(subject.userId, p, take, need, at, db),
+      subject.tenantId === null ? true : repo.reserveTenant(subject.tenantId, p, take, need, db),
     ]);
     return { user, tenant };
   }
 
-  async function status(subject: QuotaSubject, ask: QuotaAsk, at: Date): Promise<QuotaStatus> {
+  async function status(subject: QuotaSubject, ask: QuotaAsk, at: Date, db: RawSql): Promise<QuotaStatus> {
     const p = periodsOf(at);
     const [u, t] = await Promise.all([
-      repo.readUser(subject.userId, p),
-      subject.tenantId === null ? undefined : repo.readTenant(subject.tenantId, p),
+      repo.readUser(subject.userId, p, db),
+      subject.tenantId === null ? undefined : repo.readTenant(subject.tenantId, p, db),
     ]);
     const exceeded = exceededDimensions('user', u.limits, u.daily, u.monthly, ask);
     let tenant: QuotaStatus['tenant'] = null;
@@ -165,13 +189,150 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
     };
   }
 
-  function scheduleFlush() {
-    if (timer !== undefined) return;
-    timer = setTimeout(() => {
-      timer = undefined;
+  /** One reservation, start to finish; throws on a database failure. */
+  async function reserveOn(db: RawSql, subject: QuotaSubject, ask: QuotaAsk, at: Date): Promise<ReserveResult> {
+    const p = periodsOf(at);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await ensureRows(subject, p, at, db);
+      const got = await tryReserve(subject, p, ask, at, db);
+      if (got.user.length === 2 && got.tenant) {
+        return {
+          ok: true,
+          reservation: { subject, periods: p, tokens: ask.tokens, requests: ask.requests, settled: false },
+        };
+      }
+      // Give back the part that was taken, then find out why.
+      const back: SettleDelta = { tokens: 0, requests: 0, releaseTokens: ask.tokens, releaseRequests: ask.requests };
+      await Promise.all([
+        got.user.length === 0
+          ? undefined
+          : repo.settleUser(
+              subject.userId,
+              {
+                day: got.user.includes('daily') ? p.day : undefined,
+                month: got.user.includes('monthly') ? p.month : undefined,
+              },
+              back,
+              at,
+              db,
+            ),
+        got.tenant && subject.tenantId !== null ? repo.settleTenant(subject.tenantId, p.day, back, db) : undefined,
+      ]);
+      const now = await status(subject, ask, at, db);
+      if (now.exceeded.length > 0) return { ok: false, exceeded: now.exceeded };
+      // No limit is exhausted: a row was missing (deleted, or not created by this process), or a
+      // concurrent request released in between. Make sure the rows exist and try once more.
+      ensured.delete(`u:${subject.userId}:${p.day}`);
+      ensured.delete(`t:${subject.tenantId}:${p.day}`);
+    }
+    return { ok: false, exceeded: [{ scope: 'user', period: 'daily', measure: 'requests', current: 0, limit: 0 }] };
+  }
+
+  async function settleOn(db: RawSql, w: SettleWork): Promise<void> {
+    const { subject: s, periods: p } = w;
+    await Promise.all([
+      repo.settleUser(s.userId, { day: p.day, month: p.month }, w.delta, w.at, db),
+      s.tenantId === null ? undefined : repo.settleTenant(s.tenantId, p.day, w.delta, db),
+    ]);
+  }
+
+  // ---- SQLite: group commit ----
+
+  /** Settles waiting for the next group, merged per (user, tenant, day). */
+  const pendingSettles = new Map<string, SettleWork>();
+  const pendingReserves: PendingReserve[] = [];
+  let nextGroup: { promise: Promise<void>; done: () => void } | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+
+  function queueSettle(w: SettleWork) {
+    const key = `${w.subject.userId}:${w.subject.tenantId}:${w.periods.day}`;
+    const have = pendingSettles.get(key);
+    if (have === undefined) {
+      pendingSettles.set(key, { ...w, delta: { ...w.delta } });
+      return;
+    }
+    have.delta.tokens += w.delta.tokens;
+    have.delta.requests += w.delta.requests;
+    have.delta.releaseTokens += w.delta.releaseTokens;
+    have.delta.releaseRequests += w.delta.releaseRequests;
+    have.at = w.at;
+  }
+
+  /** The group the queued work will be written in; resolves after its commit. */
+  function group(): Promise<void> {
+    if (nextGroup === undefined) {
+      let done!: () => void;
+      const promise = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      nextGroup = { promise, done };
+      setImmediate(runGroup);
+    }
+    return nextGroup.promise;
+  }
+
+  async function runGroup(): Promise<void> {
+    const mine = nextGroup!;
+    nextGroup = undefined;
+    const settles = [...pendingSettles.values()];
+    pendingSettles.clear();
+    const reserves = pendingReserves.splice(0);
+    try {
+      await deps.database.transaction(async ({ sql }) => {
+        for (const w of settles) await settleOn(sql, w);
+        for (const r of reserves) {
+          try {
+            r.result = await reserveOn(sql, r.subject, r.ask, r.at);
+          } catch (error) {
+            r.error = error;
+          }
+        }
+      });
+      for (const r of reserves) {
+        if (r.result) r.resolve(r.result);
+        else r.reject(r.error);
+      }
+    } catch (error) {
+      // Nothing of the group was written: the reservations are refused, the settles wait for a retry.
+      for (const r of reserves) r.reject(error);
+      for (const w of settles) queueSettle(w);
+      deps.logger?.error({ err: errorSummary(error) }, 'quota: writing settles failed; will retry');
+      retryTimer ??= setTimeout(() => {
+        retryTimer = undefined;
+        void group();
+      }, SETTLE_RETRY_MS).unref();
+    } finally {
+      mine.done();
+    }
+  }
+
+  // ---- PostgreSQL: direct statements, failed settles retried ----
+
+  const failedSettles: SettleWork[] = [];
+
+  async function settleDirect(w: SettleWork): Promise<void> {
+    try {
+      await settleOn(deps.database.sql, w);
+    } catch (error) {
+      deps.logger?.error({ err: errorSummary(error) }, 'quota: settling a reservation failed; will retry');
+      failedSettles.push(w);
+      retryTimer ??= setTimeout(retryFailedSettles, SETTLE_RETRY_MS).unref();
+    }
+  }
+
+  async function retryFailedSettles() {
+    retryTimer = undefined;
+    for (const w of failedSettles.splice(0)) await settleDirect(w);
+  }
+
+  // ---- the reporting rows ----
+
+  function scheduleReport() {
+    if (reportTimer !== undefined) return;
+    reportTimer = setTimeout(() => {
+      reportTimer = undefined;
       void flush();
-    }, FLUSH_INTERVAL_MS);
-    timer.unref();
+    }, FLUSH_INTERVAL_MS).unref();
   }
 
   function queueReport(
@@ -219,77 +380,61 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
       s.outputTokens += usage?.outputTokens ?? 0;
       s.requests += requests;
     }
-    scheduleFlush();
+    scheduleReport();
   }
 
-  async function applySettle(r: Reservation, d: SettleDelta, at: Date) {
-    const s = r.subject;
-    const p = r.periods;
-    await Promise.all([
-      repo.settleUser(s.userId, { day: p.day, month: p.month }, d, at),
-      s.tenantId === null ? undefined : repo.settleTenant(s.tenantId, p.day, d),
-    ]);
-  }
-
+  /** Writes the merged reporting rows now (and waits for queued settles). */
   async function flush(): Promise<void> {
-    // One flush at a time; a flush asked for during another runs right after it.
-    while (flushing) await flushing;
-    if (dailyUsage.size === 0 && sessionTotals.size === 0 && failedSettles.length === 0) return;
+    if (grouped && (pendingSettles.size > 0 || nextGroup)) await group();
+    while (reporting) await reporting;
+    if (dailyUsage.size === 0 && sessionTotals.size === 0) return;
     const daily = [...dailyUsage.values()];
     const sessions = [...sessionTotals.values()];
-    const settles = failedSettles.splice(0);
     dailyUsage.clear();
     sessionTotals.clear();
     const at = deps.now();
-    flushing = (async () => {
-      for (const s of settles) {
-        try {
-          await s.run();
-        } catch (error) {
-          if (++s.attempts < MAX_SETTLE_ATTEMPTS) failedSettles.push(s);
-          else deps.logger?.error({ err: errorSummary(error) }, 'quota: giving up settling a reservation');
-        }
-      }
-      const writes = [
-        ...daily.map((d) => () => repo.addDailyUsage(d)),
-        ...sessions.map((s) => () => repo.addSessionTotals(s, at)),
-      ];
-      const results = await Promise.allSettled(writes.map((w) => w()));
-      const failed = results.filter((r) => r.status === 'rejected');
-      if (failed.length > 0) {
+    const write = async (db: RawSql) => {
+      for (const d of daily) await repo.addDailyUsage(d, db);
+      for (const s of sessions) await repo.addSessionTotals(s, at, db);
+    };
+    reporting = (grouped ? deps.database.transaction(({ sql }) => write(sql)) : write(deps.database.sql)).catch(
+      (error) =>
         deps.logger?.error(
-          { err: errorSummary((failed[0] as PromiseRejectedResult).reason), failed: failed.length },
+          { err: errorSummary(error), rows: daily.length + sessions.length },
           'quota: usage report rows could not be written',
-        );
-      }
-    })();
+        ),
+    );
     try {
-      await flushing;
+      await reporting;
     } finally {
-      flushing = undefined;
-      if (failedSettles.length > 0) scheduleFlush();
+      reporting = undefined;
     }
   }
 
+  // ---- the API ----
+
   /**
    * Ends a reservation: adds the request and its tokens when counted, and takes the reservation back.
-   * Never throws; a failed write is retried in the background.
+   * Never throws; a failed write is retried in the background. Resolves once written.
    */
   async function settle(r: Reservation, outcome: SettleOutcome, context?: UsageContext): Promise<void> {
     if (r.settled) return;
     r.settled = true;
     const tokens = outcome.counted ? (outcome.usage?.totalTokens ?? 0) : 0;
     const requests = outcome.counted ? r.requests : 0;
-    const d: SettleDelta = { tokens, requests, releaseTokens: r.tokens, releaseRequests: r.requests };
-    const at = deps.now();
+    const work: SettleWork = {
+      subject: r.subject,
+      periods: r.periods,
+      delta: { tokens, requests, releaseTokens: r.tokens, releaseRequests: r.requests },
+      at: deps.now(),
+    };
     // Queued before the write, so that whoever sees the settled counters can flush the report too.
     if (outcome.counted) queueReport(r.subject, outcome.usage, requests, context, r.periods);
-    try {
-      await applySettle(r, d, at);
-    } catch (error) {
-      deps.logger?.error({ err: errorSummary(error) }, 'quota: settling a reservation failed; will retry');
-      failedSettles.push({ run: () => applySettle(r, d, at), attempts: 1 });
-      scheduleFlush();
+    if (grouped) {
+      queueSettle(work);
+      await group();
+    } else {
+      await settleDirect(work);
     }
   }
 
@@ -300,59 +445,16 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
      */
     async reserve(subject: QuotaSubject, ask: QuotaAsk = ONE_REQUEST): Promise<ReserveResult> {
       const at = deps.now();
-      const p = periodsOf(at);
       try {
-        for (let attempt = 0; attempt < 2; attempt++) {
-          await ensureRows(subject, p, at);
-          const got = await tryReserve(subject, p, ask, at);
-          if (got.user.length === 2 && got.tenant) {
-            return {
-              ok: true,
-              reservation: {
-                subject,
-                periods: p,
-                tokens: ask.tokens,
-                requests: ask.requests,
-                settled: false,
-              },
-            };
-          }
-          // Give back the part that was taken, then find out why.
-          const back: SettleDelta = {
-            tokens: 0,
-            requests: 0,
-            releaseTokens: ask.tokens,
-            releaseRequests: ask.requests,
-          };
-          await Promise.all([
-            got.user.length === 0
-              ? undefined
-              : repo.settleUser(
-                  subject.userId,
-                  {
-                    day: got.user.includes('daily') ? p.day : undefined,
-                    month: got.user.includes('monthly') ? p.month : undefined,
-                  },
-                  back,
-                  at,
-                ),
-            got.tenant && subject.tenantId !== null
-              ? repo.settleTenant(subject.tenantId, p.day, back)
-              : undefined,
-          ]);
-          const now = await status(subject, ask, at);
-          if (now.exceeded.length > 0) return { ok: false, exceeded: now.exceeded };
-          // No limit is exhausted: a row was missing (deleted, or created by another process for an
-          // earlier day), or a concurrent request released in between. Make sure and try once more.
-          forget(subject, p);
-        }
+        if (!grouped) return await reserveOn(deps.database.sql, subject, ask, at);
+        const answer = new Promise<ReserveResult>((resolve, reject) =>
+          pendingReserves.push({ subject, ask, at, resolve, reject }),
+        );
+        void group();
+        return await answer;
       } catch (error) {
         throw new QuotaCheckError(`quota check failed: ${errorSummary(error)}`);
       }
-      return {
-        ok: false,
-        exceeded: [{ scope: 'user', period: 'daily', measure: 'requests', current: 0, limit: 0 }],
-      };
     },
 
     settle,
@@ -365,7 +467,8 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
     /** Read-only: whether `ask` fits every limit now, with the figures. Throws QuotaCheckError. */
     async checkQuota(subject: QuotaSubject, ask: QuotaAsk = ONE_REQUEST): Promise<QuotaStatus> {
       try {
-        return await status(subject, ask, deps.now());
+        if (grouped && (pendingSettles.size > 0 || nextGroup)) await group();
+        return await status(subject, ask, deps.now(), deps.database.sql);
       } catch (error) {
         throw new QuotaCheckError(`quota check failed: ${errorSummary(error)}`);
       }
@@ -374,23 +477,24 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
     /** Records usage that did not pass through the proxy (local sessions, agent reports). */
     async recordUsage(entry: RecordedUsage): Promise<void> {
       const at = entry.at ?? deps.now();
-      const p = periodsOf(at);
+      const periods = periodsOf(at);
       const requests = entry.requests ?? 1;
-      const d: SettleDelta = {
-        tokens: entry.usage.totalTokens,
-        requests,
-        releaseTokens: 0,
-        releaseRequests: 0,
+      await ensureRows(entry.subject, periods, at, deps.database.sql);
+      const work: SettleWork = {
+        subject: entry.subject,
+        periods,
+        delta: { tokens: entry.usage.totalTokens, requests, releaseTokens: 0, releaseRequests: 0 },
+        at,
       };
-      await ensureRows(entry.subject, p, at);
-      await Promise.all([
-        repo.settleUser(entry.subject.userId, { day: p.day, month: p.month }, d, at),
-        entry.subject.tenantId === null ? undefined : repo.settleTenant(entry.subject.tenantId, p.day, d),
-      ]);
-      queueReport(entry.subject, entry.usage, requests, entry.context, p);
+      queueReport(entry.subject, entry.usage, requests, entry.context, periods);
+      if (grouped) {
+        queueSettle(work);
+        await group();
+      } else {
+        await settleOn(deps.database.sql, work);
+      }
     },
 
-    /** Writes the merged reporting rows (and retries failed settles) now. */
     flush,
   };
 }
@@ -399,12 +503,8 @@ export type QuotaService = ReturnType<typeof quotaService>;
 
 const services = new WeakMap<DatabaseHandle, QuotaService>();
 
-/** The process's quota service for this database (one instance, so merged reports are flushed once). */
-export function quotaServiceFor(deps: {
-  database: DatabaseHandle;
-  now: () => Date;
-  logger?: Logger;
-}): QuotaService {
+/** The process's quota service for this database (one instance, so merged writes are shared). */
+export function quotaServiceFor(deps: { database: DatabaseHandle; now: () => Date; logger?: Logger }): QuotaService {
   let s = services.get(deps.database);
   if (!s) {
     s = quotaService(deps);

@@ -154,8 +154,9 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
       reserve: { tokens: number; requests: number },
       need: { tokens: number; requests: number },
       at: Date,
+      db: RawSql = q,
     ): Promise<Array<'daily' | 'monthly'>> {
-      const rows = await q.query<{ period: 'daily' | 'monthly' }>(RESERVE_USER, [
+      const rows = await db.query<{ period: 'daily' | 'monthly' }>(RESERVE_USER, [
         reserve.requests,
         reserve.tokens,
         at,
@@ -176,8 +177,9 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
       p: TenantPeriods,
       reserve: { tokens: number; requests: number },
       need: { tokens: number; requests: number },
+      db: RawSql = q,
     ): Promise<boolean> {
-      const rows = await q.query(RESERVE_TENANT, [
+      const rows = await db.query(RESERVE_TENANT, [
         reserve.requests,
         reserve.tokens,
         tenantId,
@@ -251,14 +253,15 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
     async readUser(
       userId: number,
       p: UserPeriods,
+      db: RawSql = q,
     ): Promise<{ exists: boolean; limits: QuotaLimits; daily: PeriodUsage; monthly: PeriodUsage }> {
       const [users, rows] = await Promise.all([
-        q.query<Record<string, unknown>>(
+        db.query<Record<string, unknown>>(
           `SELECT daily_token_quota, monthly_token_quota, daily_request_quota, monthly_request_quota
            FROM users WHERE id = ?`,
           [userId],
         ),
-        q.query<Record<string, unknown>>(
+        db.query<Record<string, unknown>>(
           `SELECT period, tokens_used, requests_used, tokens_reserved, requests_reserved FROM quota_usage
            WHERE user_id = ? AND ((period = 'daily' AND date = ?) OR (period = 'monthly' AND date = ?))`,
           [userId, p.day, p.month],
@@ -292,6 +295,7 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
     async readTenant(
       tenantId: number,
       p: TenantPeriods,
+      db: RawSql = q,
     ): Promise<{
       quota:
         | {
@@ -305,12 +309,12 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
       monthly: PeriodUsage;
     }> {
       const [quotas, rows] = await Promise.all([
-        q.query<Record<string, unknown>>(
+        db.query<Record<string, unknown>>(
           `SELECT daily_token_limit, monthly_token_limit, daily_request_limit, monthly_request_limit
            FROM tenant_quotas WHERE tenant_id = ?`,
           [tenantId],
         ),
-        q.query<Record<string, unknown>>(
+        db.query<Record<string, unknown>>(
           `SELECT date, tokens_used, requests_made, tokens_reserved, requests_reserved FROM tenant_usage
            WHERE tenant_id = ? AND date >= ? AND date < ?`,
           [tenantId, p.monthStart, p.nextMonthStart],

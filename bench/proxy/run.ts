@@ -1,0 +1,405 @@
+// bench/proxy: what the model proxy costs over calling the provider directly, in one run, against the
+// baselines of shared/PERF.md.
+//
+//   npx tsx bench/proxy/run.ts [--rounds 3] [--requests 2000] [--duration 5] [--profile]
+//   DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres npx tsx bench/proxy/run.ts
+//
+// Paths, measured in interleaved rounds (the order rotates every round) and reported as the median
+// over rounds:
+//   direct          the client calls the mock provider itself
+//   pass-through    the thinnest correct Node proxy (passthrough.ts, the PERF.md baseline)
+//   forwarder       forwardToProvider alone in a bare http server: header filtering, usage reading,
+//                   no Express, no token, no database
+//   proxy           the real thing: the full API (Express, request ids, metrics), proxy token check,
+//                   one context query, quota reservation and settlement, key decryption, usage
+//                   reading and recording, on SQLite (default) or PostgreSQL (DATABASE_URL)
+// Per path: sequential (concurrency 1) latency p50/p99 of a small JSON chat completion, time to first
+// byte of a small SSE stream at concurrency 1 and 64, requests/s at 1 and 64, latency at 64.
+//
+// Processes: the mock provider runs in its own process; the pass-through, the forwarder and the API
+// run in this process (one at a time is loaded); the load generators (load.ts for latency and TTFB,
+// autocannon for requests/s at 64) are child processes. Everything shares the machine's cores, so
+// absolute figures move from run to run; the ratios are what to read.
+//
+// --profile: after the rounds, profiles this process (the API) under the concurrency-64 load with the
+// V8 inspector, writes the .cpuprofile to the data directory and prints where the time goes.
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { Session } from 'node:inspector/promises';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type autocannon from 'autocannon';
+import { createLogger } from '../../api/logger.ts';
+import { forwardToProvider } from '../../api/llm-proxy/forward.ts';
+import { providerAuthHeaders } from '../../api/llm-proxy/provider-auth.ts';
+import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
+import { loadSettings } from '../../bin/settings.ts';
+import { openDatabase } from '../../db/client.ts';
+import { upgrade } from '../../migrations/runner.ts';
+import { proxyTokenService } from '../../services/proxy-tokens.ts';
+import { quotaServiceFor } from '../../services/quota.ts';
+import { storedKeyCipher } from '../../services/stored-keys.ts';
+import { createTestDatabase } from '../../test/support/database.ts';
+import type { LoadConfig, LoadResult } from './load.ts';
+import { listen as listenServer, type RunningServer, startPassthrough } from './passthrough.ts';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    requests: { type: 'string', default: '2000' },
+    duration: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '64' },
+    profile: { type: 'boolean', default: false },
+  },
+});
+const ROUNDS = Number(values.rounds);
+const REQUESTS = Number(values.requests);
+const DURATION_S = Number(values.duration);
+const CONCURRENCY = Number(values.concurrency);
+
+const HERE = path.dirname(new URL(import.meta.url).pathname);
+const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+const REAL_KEY = 'sk-bench-real-key';
+const BODY = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'hi' }] });
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+}
+
+interface Sample {
+  seq: LoadResult;
+  stream1: LoadResult;
+  streamN: LoadResult;
+  rpsN: number;
+  latN: { p50: number; p99: number };
+}
+
+function child(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    ),
+  );
+}
+
+async function load(config: LoadConfig): Promise<LoadResult> {
+  const out = await child(['--import', 'tsx', path.join(HERE, 'load.ts'), JSON.stringify(config)]);
+  return JSON.parse(out) as LoadResult;
+}
+
+async function cannon(t: Target, connections: number, seconds: number): Promise<autocannon.Result> {
+  const args = [AUTOCANNON, '--json', '-c', String(connections), '-d', String(seconds), '-m', 'POST', '-b', BODY];
+  for (const [k, v] of Object.entries({ ...t.headers, 'content-type': 'application/json' }))
+    args.push('-H', `${k}=${v}`);
+  args.push(t.url);
+  return JSON.parse(await child(args)) as autocannon.Result;
+}
+
+async function startMockProcess(): Promise<{ url: string; stop(): void }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'mock-process.ts')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    proc.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      const nl = buf.indexOf('\n');
+      if (nl !== -1) resolve((JSON.parse(buf.slice(0, nl)) as { url: string }).url);
+    });
+    proc.once('exit', (code) => reject(new Error(`mock exited with ${code}`)));
+  });
+  return { url, stop: () => proc.kill('SIGTERM') };
+}
+
+/** forwardToProvider alone: what the streaming hot path costs without the app around it. */
+async function startForwarder(upstreamBase: string): Promise<RunningServer> {
+  const providerAuth = providerAuthHeaders('openai', REAL_KEY);
+  const server = http.createServer((req, res) => {
+    forwardToProvider({ req, res, upstreamBase, path: req.url ?? '/', providerAuth, provider: 'openai' });
+  });
+  server.keepAliveTimeout = 65_000;
+  return listenServer(server);
+}
+
+/** The full API on a fresh database, with a tenant, a user, a live session, its token and a stored key. */
+async function startApi(mockUrl: string) {
+  const testDb = await createTestDatabase();
+  const settings = loadSettings({
+    SVC_DATA_DIR: testDb.dataDir,
+    DATABASE_URL: testDb.databaseUrl ?? '',
+    TEMPORAL_ADDRESS: '127.0.0.1:1',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'info',
+    SVC_ENCRYPTION_KEY: 'bench-encryption-key',
+    SECRET_KEY: 'bench-secret-key',
+  });
+  const database = await openDatabase({ databaseUrl: settings.DATABASE_URL, sqlitePath: settings.sqlitePath });
+  await upgrade(database, 'head');
+  const { db, t } = database;
+  const [tenant] = await db.insert(t.tenants).values({ name: 'bench', slug: `bench-${randomUUID()}` }).returning();
+  const big = 1_000_000_000_000;
+  await db.insert(t.tenantQuotas).values({
+    tenantId: tenant!.id,
+    dailyTokenLimit: big,
+    monthlyTokenLimit: big,
+    dailyRequestLimit: big,
+    monthlyRequestLimit: big,
+  });
+  // Personal limits too, so both halves of the quota check do real work.
+  const [user] = await db
+    .insert(t.users)
+    .values({
+      username: 'bench-user',
+      passwordHash: 'x',
+      tenantId: tenant!.id,
+      dailyTokenQuota: 1_000_000,
+      monthlyTokenQuota: 1_000_000,
+      dailyRequestQuota: big,
+      monthlyRequestQuota: big,
+    })
+    .returning();
+  const sessionId = randomUUID();
+  await db.insert(t.agentSessions).values({
+    sessionId,
+    tenantId: tenant!.id,
+    toolName: 'cli_alpha',
+    hostName: 'bench-machine',
+    userId: user!.id,
+    status: 'active',
+    workspaceType: 'remote',
+  });
+  const sealed = storedKeyCipher(settings).seal(REAL_KEY);
+  await db.insert(t.apiKeyStore).values({
+    tenantId: tenant!.id,
+    provider: 'openai',
+    keyName: 'bench',
+    encryptedKey: sealed.encryptedKey,
+    keyHash: sealed.keyHash,
+    baseUrl: `${mockUrl}/v1`,
+  });
+  const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
+  const deps = buildDeps(settings, database, temporal, createLogger('info'));
+  const { token } = await proxyTokenService(deps).issue({
+    sessionId,
+    userId: user!.id,
+    tenantId: tenant!.id,
+    provider: 'openai',
+  });
+  const api = await listen(deps);
+  return {
+    url: api.url,
+    token,
+    dialect: database.dialect,
+    async usage() {
+      await quotaServiceFor(deps).flush();
+      const [row] = await db.select().from(t.agentSessions);
+      return { requests: row!.requestCount, tokens: row!.totalTokens };
+    },
+    async close() {
+      await api.close();
+      await temporal.close();
+      await database.close();
+      await testDb.drop();
+    },
+  };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+async function measure(t: Target): Promise<Sample> {
+  const json = { url: t.url, headers: { ...t.headers, 'content-type': 'application/json' }, body: BODY };
+  const stream = { ...json, url: `${t.url}?stream=1` };
+  const seq = await load({ ...json, concurrency: 1, requests: REQUESTS, warmup: 200 });
+  const stream1 = await load({ ...stream, concurrency: 1, requests: Math.ceil(REQUESTS / 2), warmup: 50 });
+  const streamN = await load({ ...stream, concurrency: CONCURRENCY, durationMs: DURATION_S * 1000 });
+  const c = await cannon(t, CONCURRENCY, DURATION_S);
+  if (c.non2xx || c.errors) throw new Error(`${t.name}: ${c.non2xx} non-2xx and ${c.errors} errors at c=${CONCURRENCY}`);
+  for (const r of [seq, stream1, streamN])
+    if (r.errors) throw new Error(`${t.name}: ${r.errors} failed requests ${JSON.stringify(r.statuses)}`);
+  return { seq, stream1, streamN, rpsN: c.requests.average, latN: { p50: c.latency.p50, p99: c.latency.p99 } };
+}
+
+async function profile(t: Target, outDir: string) {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  await cannon(t, CONCURRENCY, DURATION_S);
+  const { profile } = await session.post('Profiler.stop');
+  session.disconnect();
+  const file = path.join(outDir, `proxy-${Date.now()}.cpuprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+
+  // Self time per node, from the sample counts.
+  const self = new Map<number, number>();
+  const dt = profile.timeDeltas ?? [];
+  (profile.samples ?? []).forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (dt[i] ?? 0)));
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const byFunction = new Map<string, number>();
+  const byArea = new Map<string, number>();
+  for (const node of profile.nodes) {
+    const us = self.get(node.id) ?? 0;
+    if (!us) continue;
+    const f = node.callFrame;
+    const where = f.url ? f.url.replace(/^file:\/\//, '').replace(`${process.cwd()}/`, '') : '(native)';
+    const key = `${f.functionName || '(anonymous)'}  ${where}${f.url ? `:${f.lineNumber + 1}` : ''}`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + us);
+    byArea.set(area(f.functionName, where), (byArea.get(area(f.functionName, where)) ?? 0) + us);
+  }
+  const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)} %`;
+  console.log(`\nCPU profile of this process under ${CONCURRENCY} concurrent proxy calls: ${file}`);
+  console.log('\nself time by area');
+  for (const [k, us] of [...byArea].sort((a, b) => b[1] - a[1])) console.log(`  ${pct(us)}  ${k}`);
+  console.log('\ntop functions (self time)');
+  for (const [k, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${pct(us)}  ${k}`);
+}
+
+function area(fn: string, where: string): string {
+  if (fn === '(idle)') return 'idle';
+  if (fn === '(garbage collector)') return 'garbage collection';
+  if (fn === '(program)') return 'V8 / native (program)';
+  if (where.includes('better-sqlite3') || /^(all|run|get|prepare|exec)$/.test(fn) && where === '(native)')
+    return 'SQLite (better-sqlite3)';
+  if (where.includes('node_modules/pg')) return 'PostgreSQL client (pg)';
+  if (where.includes('node_modules/drizzle-orm')) return 'drizzle-orm';
+  if (where.includes('node_modules/express') || where.includes('node_modules/router')) return 'Express / router';
+  if (where.includes('node_modules/pino')) return 'logging (pino, pino-http)';
+  if (where.includes('node_modules/prom-client')) return 'metrics (prom-client)';
+  if (where.includes('node_modules/')) return `other packages (${where.split('node_modules/')[1]!.split('/')[0]})`;
+  if (where.startsWith('node:')) {
+    if (/_http|http/.test(where)) return 'Node http (node:_http_*)';
+    if (/net|stream|buffer|timers/.test(where)) return 'Node net / streams / timers';
+    return 'Node internals (other)';
+  }
+  if (where === '(native)') return `native (${fn || 'anonymous'})`;
+  if (where.startsWith('api/llm-proxy/') || where.startsWith('domain/usage/')) return 'forwarder + usage tap (api/llm-proxy, domain/usage)';
+  if (where.startsWith('api/') || where.startsWith('services/') || where.startsWith('db/') || where.startsWith('domain/'))
+    return 'our app code (routes, services, repositories)';
+  return `other (${where})`;
+}
+
+function fmt(n: number, digits = 2) {
+  return Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+async function main() {
+  const mock = await startMockProcess();
+  const passthrough = await startPassthrough(`${mock.url}/v1`, REAL_KEY);
+  const forwarder = await startForwarder(`${mock.url}/v1`);
+  const api = await startApi(mock.url);
+  const targets: Target[] = [
+    { name: 'direct', url: `${mock.url}/v1/chat/completions`, headers: { authorization: `Bearer ${REAL_KEY}` } },
+    { name: 'pass-through', url: `${passthrough.url}/chat/completions`, headers: { authorization: 'Bearer caller' } },
+    { name: 'forwarder', url: `${forwarder.url}/chat/completions`, headers: { authorization: 'Bearer caller' } },
+    {
+      name: 'proxy',
+      url: `${api.url}/api/remote/llm-proxy/chat/completions`,
+      headers: { authorization: `Bearer ${api.token}` },
+    },
+  ];
+  console.log(
+    `bench/proxy: ${os.cpus().length} cores (${os.cpus()[0]?.model}), node ${process.version}, database ${api.dialect}; ` +
+      `${ROUNDS} rounds x (${REQUESTS} sequential + ${Math.ceil(REQUESTS / 2)} streamed + ${DURATION_S}s streamed at c=${CONCURRENCY} + ${DURATION_S}s autocannon at c=${CONCURRENCY}) per path`,
+  );
+  try {
+    const samples = new Map<string, Sample[]>(targets.map((t) => [t.name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = targets.map((_, i) => targets[(i + round) % targets.length]!);
+      for (const t of order) {
+        const s = await measure(t);
+        samples.get(t.name)!.push(s);
+        console.log(
+          `  round ${round + 1} ${t.name.padEnd(12)} seq p50 ${fmt(s.seq.latency.p50, 3)} ms, ttfb p50 ${fmt(s.stream1.ttfb.p50, 3)} ms, ` +
+            `${Math.round(s.rpsN)} req/s at c=${CONCURRENCY}`,
+        );
+      }
+    }
+
+    const m = (name: string, pick: (s: Sample) => number) => median(samples.get(name)!.map(pick));
+    const rows = targets.map((t) => ({
+      name: t.name,
+      seqP50: m(t.name, (s) => s.seq.latency.p50),
+      seqP99: m(t.name, (s) => s.seq.latency.p99),
+      ttfb1P50: m(t.name, (s) => s.stream1.ttfb.p50),
+      ttfb1P99: m(t.name, (s) => s.stream1.ttfb.p99),
+      rps1: m(t.name, (s) => s.seq.rps),
+      latNP50: m(t.name, (s) => s.latN.p50),
+      latNP99: m(t.name, (s) => s.latN.p99),
+      ttfbNP50: m(t.name, (s) => s.streamN.ttfb.p50),
+      ttfbNP99: m(t.name, (s) => s.streamN.ttfb.p99),
+      rpsN: m(t.name, (s) => s.rpsN),
+    }));
+    const direct = rows[0]!;
+    const pass = rows[1]!;
+    const cols = [
+      'path',
+      'seq p50',
+      'seq p99',
+      'added p50',
+      'TTFB p50',
+      'TTFB p99',
+      'added TTFB',
+      'req/s c=1',
+      `p50 c=${CONCURRENCY}`,
+      `p99 c=${CONCURRENCY}`,
+      `TTFB p50 c=${CONCURRENCY}`,
+      `req/s c=${CONCURRENCY}`,
+      '/direct',
+      '/pass-through',
+    ];
+    console.log(`\nmedian of ${ROUNDS} rounds (ms unless stated)\n`);
+    console.log(`| ${cols.join(' | ')} |`);
+    console.log(`|${cols.map(() => '---').join('|')}|`);
+    for (const r of rows) {
+      console.log(
+        `| ${[
+          r.name,
+          fmt(r.seqP50, 3),
+          fmt(r.seqP99, 3),
+          r === direct ? '-' : fmt(r.seqP50 - direct.seqP50, 3),
+          fmt(r.ttfb1P50, 3),
+          fmt(r.ttfb1P99, 3),
+          r === direct ? '-' : fmt(r.ttfb1P50 - direct.ttfb1P50, 3),
+          Math.round(r.rps1),
+          fmt(r.latNP50, 1),
+          fmt(r.latNP99, 1),
+          fmt(r.ttfbNP50, 2),
+          Math.round(r.rpsN),
+          fmt(r.rpsN / direct.rpsN),
+          fmt(r.rpsN / pass.rpsN),
+        ].join(' | ')} |`,
+      );
+    }
+    const proxy = rows[3]!;
+    const addedP50 = proxy.seqP50 - direct.seqP50;
+    const vsPass = proxy.rpsN / pass.rpsN;
+    console.log(
+      `\nPERF.md limits: added p50 ${fmt(addedP50, 3)} ms (limit 0.5: ${addedP50 <= 0.5 ? 'met' : 'NOT met'}); ` +
+        `req/s at c=${CONCURRENCY} ${fmt(vsPass)} of the pass-through (limit 0.8: ${vsPass >= 0.8 ? 'met' : 'NOT met'}); ` +
+        `${fmt(proxy.rpsN / direct.rpsN)} of direct (issue aim 0.6).`,
+    );
+    const usage = await api.usage();
+    console.log(`proxy accounting: ${usage.requests} requests and ${usage.tokens} tokens recorded for the bench session`);
+
+    if (values.profile) await profile(targets[3]!, os.tmpdir());
+  } finally {
+    await api.close();
+    await forwarder.close();
+    await passthrough.close();
+    mock.stop();
+  }
+}
+
+await main();
+process.exit(0);
