@@ -1,12 +1,13 @@
 // Opens the database for either dialect and hands out one typed surface: drizzle for queries (typed
 // against the PostgreSQL definitions, see sqlite-tables.ts) and `sql` for the few raw statements the
 // migration runner and health checks need.
-import Database from 'better-sqlite3';
-import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
-import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
-import pgPkg from 'pg';
+
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
+import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
+import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import pgPkg from 'pg';
 import * as pgTables from './schema/index.ts';
 import { deriveSqliteTables } from './sqlite-tables.ts';
 
@@ -26,7 +27,9 @@ export interface DatabaseHandle {
   t: Tables;
   sql: RawSql;
   /** Runs `fn` on one connection inside a transaction (serialised process-wide on SQLite). */
-  transaction<T>(fn: (tx: { db: NodePgDatabase<Record<string, never>>; sql: RawSql }) => Promise<T>): Promise<T>;
+  transaction<T>(
+    fn: (tx: { db: NodePgDatabase<Record<string, never>>; sql: RawSql }) => Promise<T>,
+  ): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
   /** PostgreSQL pool (for LISTEN/NOTIFY); undefined on SQLite. */
@@ -41,7 +44,10 @@ const numbered = (text: string) => {
   return text.replace(/\?/g, () => `$${++i}`);
 };
 
-export async function openDatabase(opts: { databaseUrl?: string; sqlitePath?: string }): Promise<DatabaseHandle> {
+export async function openDatabase(opts: {
+  databaseUrl?: string;
+  sqlitePath?: string;
+}): Promise<DatabaseHandle> {
   if (opts.databaseUrl && /^postgres(ql)?:\/\//.test(opts.databaseUrl)) return openPostgres(opts.databaseUrl);
   return openSqlite(opts.sqlitePath ?? './data/svc.sqlite');
 }
@@ -76,7 +82,9 @@ function openSqlite(file: string): DatabaseHandle {
     },
     async query(text, params = []) {
       const stmt = prepare(text);
-      const args = params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p instanceof Date ? p.getTime() : p));
+      const args = params.map((p) =>
+        typeof p === 'boolean' ? (p ? 1 : 0) : p instanceof Date ? p.getTime() : p,
+      );
       if (stmt.reader) return stmt.all(...args) as any[];
       stmt.run(...args);
       return [];
@@ -114,7 +122,9 @@ function openSqlite(file: string): DatabaseHandle {
   };
 }
 
-function pgRaw(runner: { query: (text: string, params?: unknown[]) => Promise<pgPkg.QueryResult<any>> }): RawSql {
+function pgRaw(runner: {
+  query: (text: string, params?: unknown[]) => Promise<pgPkg.QueryResult<any>>;
+}): RawSql {
   return {
     dialect: 'postgres',
     async exec(statements) {

@@ -161,11 +161,56 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
   async function tryReserve(subject: QuotaSubject, p: Periods, ask: QuotaAsk, at: Date, db: RawSql) {
     const take = { tokens: ask.tokens, requests: ask.requests };
     const need = { tokens: Math.max(ask.tokens, 1), requests: Math.max(ask.requests, 1) };
-    const [user, tenant] = await Promise.all([
+    const [user, tenant] = await Promise.allSettled([
       repo.reserveUser(subject.userId, p, take, need, at, db),
       subject.tenantId === null ? true : repo.reserveTenant(subject.tenantId, p, take, need, db),
     ]);
-    return { user, tenant };
+    if (user.status === 'fulfilled' && tenant.status === 'fulfilled')
+      return { user: user.value, tenant: tenant.value };
+    // One half failed: give the other half back (best effort) before reporting the failure.
+    await giveBack(
+      subject,
+      p,
+      ask,
+      at,
+      db,
+      user.status === 'fulfilled' ? user.value : [],
+      tenant.status === 'fulfilled' && tenant.value,
+    ).catch(() => undefined);
+    throw user.status === 'rejected' ? user.reason : (tenant as PromiseRejectedResult).reason;
+  }
+
+  /** Releases the parts of a reservation that were taken. */
+  async function giveBack(
+    subject: QuotaSubject,
+    p: Periods,
+    ask: QuotaAsk,
+    at: Date,
+    db: RawSql,
+    userPeriods: Array<'daily' | 'monthly'>,
+    tenant: boolean,
+  ): Promise<void> {
+    const back: SettleDelta = {
+      tokens: 0,
+      requests: 0,
+      releaseTokens: ask.tokens,
+      releaseRequests: ask.requests,
+    };
+    await Promise.all([
+      userPeriods.length === 0
+        ? undefined
+        : repo.settleUser(
+            subject.userId,
+            {
+              day: userPeriods.includes('daily') ? p.day : undefined,
+              month: userPeriods.includes('monthly') ? p.month : undefined,
+            },
+            back,
+            at,
+            db,
+          ),
+      tenant && subject.tenantId !== null ? repo.settleTenant(subject.tenantId, p.day, back, db) : undefined,
+    ]);
   }
 
   async function status(subject: QuotaSubject, ask: QuotaAsk, at: Date, db: RawSql): Promise<QuotaStatus> {
@@ -190,7 +235,12 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
   }
 
   /** One reservation, start to finish; throws on a database failure. */
-  async function reserveOn(db: RawSql, subject: QuotaSubject, ask: QuotaAsk, at: Date): Promise<ReserveResult> {
+  async function reserveOn(
+    db: RawSql,
+    subject: QuotaSubject,
+    ask: QuotaAsk,
+    at: Date,
+  ): Promise<ReserveResult> {
     const p = periodsOf(at);
     for (let attempt = 0; attempt < 2; attempt++) {
       await ensureRows(subject, p, at, db);
@@ -202,22 +252,7 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
         };
       }
       // Give back the part that was taken, then find out why.
-      const back: SettleDelta = { tokens: 0, requests: 0, releaseTokens: ask.tokens, releaseRequests: ask.requests };
-      await Promise.all([
-        got.user.length === 0
-          ? undefined
-          : repo.settleUser(
-              subject.userId,
-              {
-                day: got.user.includes('daily') ? p.day : undefined,
-                month: got.user.includes('monthly') ? p.month : undefined,
-              },
-              back,
-              at,
-              db,
-            ),
-        got.tenant && subject.tenantId !== null ? repo.settleTenant(subject.tenantId, p.day, back, db) : undefined,
-      ]);
+      await giveBack(subject, p, ask, at, db, got.user, got.tenant && subject.tenantId !== null);
       const now = await status(subject, ask, at, db);
       if (now.exceeded.length > 0) return { ok: false, exceeded: now.exceeded };
       // No limit is exhausted: a row was missing (deleted, or not created by this process), or a
@@ -225,7 +260,10 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
       ensured.delete(`u:${subject.userId}:${p.day}`);
       ensured.delete(`t:${subject.tenantId}:${p.day}`);
     }
-    return { ok: false, exceeded: [{ scope: 'user', period: 'daily', measure: 'requests', current: 0, limit: 0 }] };
+    return {
+      ok: false,
+      exceeded: [{ scope: 'user', period: 'daily', measure: 'requests', current: 0, limit: 0 }],
+    };
   }
 
   async function settleOn(db: RawSql, w: SettleWork): Promise<void> {
@@ -397,12 +435,13 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
       for (const d of daily) await repo.addDailyUsage(d, db);
       for (const s of sessions) await repo.addSessionTotals(s, at, db);
     };
-    reporting = (grouped ? deps.database.transaction(({ sql }) => write(sql)) : write(deps.database.sql)).catch(
-      (error) =>
-        deps.logger?.error(
-          { err: errorSummary(error), rows: daily.length + sessions.length },
-          'quota: usage report rows could not be written',
-        ),
+    reporting = (
+      grouped ? deps.database.transaction(({ sql }) => write(sql)) : write(deps.database.sql)
+    ).catch((error) =>
+      deps.logger?.error(
+        { err: errorSummary(error), rows: daily.length + sessions.length },
+        'quota: usage report rows could not be written',
+      ),
     );
     try {
       await reporting;
@@ -504,7 +543,11 @@ export type QuotaService = ReturnType<typeof quotaService>;
 const services = new WeakMap<DatabaseHandle, QuotaService>();
 
 /** The process's quota service for this database (one instance, so merged writes are shared). */
-export function quotaServiceFor(deps: { database: DatabaseHandle; now: () => Date; logger?: Logger }): QuotaService {
+export function quotaServiceFor(deps: {
+  database: DatabaseHandle;
+  now: () => Date;
+  logger?: Logger;
+}): QuotaService {
   let s = services.get(deps.database);
   if (!s) {
     s = quotaService(deps);

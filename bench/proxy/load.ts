@@ -43,7 +43,12 @@ function percentiles(values: number[]): Percentiles {
   if (values.length === 0) return { p50: Number.NaN, p90: Number.NaN, p99: Number.NaN, mean: Number.NaN };
   const sorted = Float64Array.from(values).sort();
   const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), mean: values.reduce((a, b) => a + b, 0) / values.length };
+  return {
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    mean: values.reduce((a, b) => a + b, 0) / values.length,
+  };
 }
 
 export async function runLoad(config: LoadConfig): Promise<LoadResult> {
@@ -89,7 +94,8 @@ export async function runLoad(config: LoadConfig): Promise<LoadResult> {
   const started = process.hrtime.bigint();
   const deadline = config.durationMs === undefined ? undefined : Date.now() + config.durationMs;
   const more = () =>
-    (config.requests === undefined || sent < config.requests) && (deadline === undefined || Date.now() < deadline);
+    (config.requests === undefined || sent < config.requests) &&
+    (deadline === undefined || Date.now() < deadline);
 
   await Promise.all(
     Array.from({ length: config.concurrency }, async () => {

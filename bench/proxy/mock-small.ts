@@ -22,7 +22,9 @@ const chunk = (delta: unknown, usage: unknown = null) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench-model', choices: delta === null ? [] : [{ index: 0, delta, finish_reason: null }], usage })}\n\n`;
 const FIRST_EVENT = chunk({ role: 'assistant', content: 'o' });
 const REST_EVENTS =
-  chunk({ content: 'k' }) + chunk(null, { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 }) + 'data: [DONE]\n\n';
+  chunk({ content: 'k' }) +
+  chunk(null, { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 }) +
+  'data: [DONE]\n\n';
 const STREAM_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
 
 export function startSmallMock(): Promise<RunningServer> {

@@ -33,9 +33,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type autocannon from 'autocannon';
-import { createLogger } from '../../api/logger.ts';
 import { forwardToProvider } from '../../api/llm-proxy/forward.ts';
 import { providerAuthHeaders } from '../../api/llm-proxy/provider-auth.ts';
+import { createLogger } from '../../api/logger.ts';
 import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
 import { loadSettings } from '../../bin/settings.ts';
 import { openDatabase } from '../../db/client.ts';
@@ -54,6 +54,8 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '64' },
     profile: { type: 'boolean', default: false },
+    /** Comma list of paths to measure (default all); `direct` is always included. */
+    paths: { type: 'string', default: 'direct,pass-through,forwarder,proxy' },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -94,7 +96,18 @@ async function load(config: LoadConfig): Promise<LoadResult> {
 }
 
 async function cannon(t: Target, connections: number, seconds: number): Promise<autocannon.Result> {
-  const args = [AUTOCANNON, '--json', '-c', String(connections), '-d', String(seconds), '-m', 'POST', '-b', BODY];
+  const args = [
+    AUTOCANNON,
+    '--json',
+    '-c',
+    String(connections),
+    '-d',
+    String(seconds),
+    '-m',
+    'POST',
+    '-b',
+    BODY,
+  ];
   for (const [k, v] of Object.entries({ ...t.headers, 'content-type': 'application/json' }))
     args.push('-H', `${k}=${v}`);
   args.push(t.url);
@@ -140,10 +153,16 @@ async function startApi(mockUrl: string) {
     SVC_ENCRYPTION_KEY: 'bench-encryption-key',
     SECRET_KEY: 'bench-secret-key',
   });
-  const database = await openDatabase({ databaseUrl: settings.DATABASE_URL, sqlitePath: settings.sqlitePath });
+  const database = await openDatabase({
+    databaseUrl: settings.DATABASE_URL,
+    sqlitePath: settings.sqlitePath,
+  });
   await upgrade(database, 'head');
   const { db, t } = database;
-  const [tenant] = await db.insert(t.tenants).values({ name: 'bench', slug: `bench-${randomUUID()}` }).returning();
+  const [tenant] = await db
+    .insert(t.tenants)
+    .values({ name: 'bench', slug: `bench-${randomUUID()}` })
+    .returning();
   const big = 1_000_000_000_000;
   await db.insert(t.tenantQuotas).values({
     tenantId: tenant!.id,
@@ -223,10 +242,17 @@ async function measure(t: Target): Promise<Sample> {
   const stream1 = await load({ ...stream, concurrency: 1, requests: Math.ceil(REQUESTS / 2), warmup: 50 });
   const streamN = await load({ ...stream, concurrency: CONCURRENCY, durationMs: DURATION_S * 1000 });
   const c = await cannon(t, CONCURRENCY, DURATION_S);
-  if (c.non2xx || c.errors) throw new Error(`${t.name}: ${c.non2xx} non-2xx and ${c.errors} errors at c=${CONCURRENCY}`);
+  if (c.non2xx || c.errors)
+    throw new Error(`${t.name}: ${c.non2xx} non-2xx and ${c.errors} errors at c=${CONCURRENCY}`);
   for (const r of [seq, stream1, streamN])
     if (r.errors) throw new Error(`${t.name}: ${r.errors} failed requests ${JSON.stringify(r.statuses)}`);
-  return { seq, stream1, streamN, rpsN: c.requests.average, latN: { p50: c.latency.p50, p99: c.latency.p99 } };
+  return {
+    seq,
+    stream1,
+    streamN,
+    rpsN: c.requests.average,
+    latN: { p50: c.latency.p50, p99: c.latency.p99 },
+  };
 }
 
 async function profile(t: Target, outDir: string) {
@@ -244,7 +270,8 @@ async function profile(t: Target, outDir: string) {
   // Self time per node, from the sample counts.
   const self = new Map<number, number>();
   const dt = profile.timeDeltas ?? [];
-  (profile.samples ?? []).forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (dt[i] ?? 0)));
+  const samples = profile.samples ?? [];
+  for (let i = 0; i < samples.length; i++) self.set(samples[i]!, (self.get(samples[i]!) ?? 0) + (dt[i] ?? 0));
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const byFunction = new Map<string, number>();
   const byArea = new Map<string, number>();
@@ -262,29 +289,38 @@ async function profile(t: Target, outDir: string) {
   console.log('\nself time by area');
   for (const [k, us] of [...byArea].sort((a, b) => b[1] - a[1])) console.log(`  ${pct(us)}  ${k}`);
   console.log('\ntop functions (self time)');
-  for (const [k, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log(`  ${pct(us)}  ${k}`);
+  for (const [k, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    console.log(`  ${pct(us)}  ${k}`);
 }
 
 function area(fn: string, where: string): string {
   if (fn === '(idle)') return 'idle';
   if (fn === '(garbage collector)') return 'garbage collection';
   if (fn === '(program)') return 'V8 / native (program)';
-  if (where.includes('better-sqlite3') || /^(all|run|get|prepare|exec)$/.test(fn) && where === '(native)')
+  if (where.includes('better-sqlite3') || (/^(all|run|get|prepare|exec)$/.test(fn) && where === '(native)'))
     return 'SQLite (better-sqlite3)';
   if (where.includes('node_modules/pg')) return 'PostgreSQL client (pg)';
   if (where.includes('node_modules/drizzle-orm')) return 'drizzle-orm';
-  if (where.includes('node_modules/express') || where.includes('node_modules/router')) return 'Express / router';
+  if (where.includes('node_modules/express') || where.includes('node_modules/router'))
+    return 'Express / router';
   if (where.includes('node_modules/pino')) return 'logging (pino, pino-http)';
   if (where.includes('node_modules/prom-client')) return 'metrics (prom-client)';
-  if (where.includes('node_modules/')) return `other packages (${where.split('node_modules/')[1]!.split('/')[0]})`;
+  if (where.includes('node_modules/'))
+    return `other packages (${where.split('node_modules/')[1]!.split('/')[0]})`;
   if (where.startsWith('node:')) {
     if (/_http|http/.test(where)) return 'Node http (node:_http_*)';
     if (/net|stream|buffer|timers/.test(where)) return 'Node net / streams / timers';
     return 'Node internals (other)';
   }
   if (where === '(native)') return `native (${fn || 'anonymous'})`;
-  if (where.startsWith('api/llm-proxy/') || where.startsWith('domain/usage/')) return 'forwarder + usage tap (api/llm-proxy, domain/usage)';
-  if (where.startsWith('api/') || where.startsWith('services/') || where.startsWith('db/') || where.startsWith('domain/'))
+  if (where.startsWith('api/llm-proxy/') || where.startsWith('domain/usage/'))
+    return 'forwarder + usage tap (api/llm-proxy, domain/usage)';
+  if (
+    where.startsWith('api/') ||
+    where.startsWith('services/') ||
+    where.startsWith('db/') ||
+    where.startsWith('domain/')
+  )
     return 'our app code (routes, services, repositories)';
   return `other (${where})`;
 }
@@ -298,16 +334,30 @@ async function main() {
   const passthrough = await startPassthrough(`${mock.url}/v1`, REAL_KEY);
   const forwarder = await startForwarder(`${mock.url}/v1`);
   const api = await startApi(mock.url);
-  const targets: Target[] = [
-    { name: 'direct', url: `${mock.url}/v1/chat/completions`, headers: { authorization: `Bearer ${REAL_KEY}` } },
-    { name: 'pass-through', url: `${passthrough.url}/chat/completions`, headers: { authorization: 'Bearer caller' } },
-    { name: 'forwarder', url: `${forwarder.url}/chat/completions`, headers: { authorization: 'Bearer caller' } },
+  const wanted = new Set(['direct', ...values.paths.split(',')]);
+  const all: Target[] = [
+    {
+      name: 'direct',
+      url: `${mock.url}/v1/chat/completions`,
+      headers: { authorization: `Bearer ${REAL_KEY}` },
+    },
+    {
+      name: 'pass-through',
+      url: `${passthrough.url}/chat/completions`,
+      headers: { authorization: 'Bearer caller' },
+    },
+    {
+      name: 'forwarder',
+      url: `${forwarder.url}/chat/completions`,
+      headers: { authorization: 'Bearer caller' },
+    },
     {
       name: 'proxy',
       url: `${api.url}/api/remote/llm-proxy/chat/completions`,
       headers: { authorization: `Bearer ${api.token}` },
     },
   ];
+  const targets = all.filter((t) => wanted.has(t.name));
   console.log(
     `bench/proxy: ${os.cpus().length} cores (${os.cpus()[0]?.model}), node ${process.version}, database ${api.dialect}; ` +
       `${ROUNDS} rounds x (${REQUESTS} sequential + ${Math.ceil(REQUESTS / 2)} streamed + ${DURATION_S}s streamed at c=${CONCURRENCY} + ${DURATION_S}s autocannon at c=${CONCURRENCY}) per path`,
@@ -340,8 +390,8 @@ async function main() {
       ttfbNP99: m(t.name, (s) => s.streamN.ttfb.p99),
       rpsN: m(t.name, (s) => s.rpsN),
     }));
-    const direct = rows[0]!;
-    const pass = rows[1]!;
+    const direct = rows.find((r) => r.name === 'direct')!;
+    const pass = rows.find((r) => r.name === 'pass-through') ?? direct;
     const cols = [
       'path',
       'seq p50',
@@ -381,7 +431,7 @@ async function main() {
         ].join(' | ')} |`,
       );
     }
-    const proxy = rows[3]!;
+    const proxy = rows.find((r) => r.name === 'proxy') ?? rows.at(-1)!;
     const addedP50 = proxy.seqP50 - direct.seqP50;
     const vsPass = proxy.rpsN / pass.rpsN;
     console.log(
@@ -390,9 +440,11 @@ async function main() {
         `${fmt(proxy.rpsN / direct.rpsN)} of direct (issue aim 0.6).`,
     );
     const usage = await api.usage();
-    console.log(`proxy accounting: ${usage.requests} requests and ${usage.tokens} tokens recorded for the bench session`);
+    console.log(
+      `proxy accounting: ${usage.requests} requests and ${usage.tokens} tokens recorded for the bench session`,
+    );
 
-    if (values.profile) await profile(targets[3]!, os.tmpdir());
+    if (values.profile) await profile(all[3]!, os.tmpdir());
   } finally {
     await api.close();
     await forwarder.close();
