@@ -38,7 +38,8 @@ export function httpLogger(logger: Logger) {
       req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }),
       res: (res) => ({ statusCode: res.statusCode }),
     },
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+    customLogLevel: (_req, res, err) =>
+      err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug',
     autoLogging: { ignore: (req) => req.url === '/livez' || req.url === '/metrics' },
   });
 }

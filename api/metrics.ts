@@ -21,8 +21,16 @@ export function createMetrics(): Metrics {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  const workerRunning = new Gauge({ name: 'svc_worker_running', help: '1 when a Temporal worker polls the task queue', registers: [registry] });
-  const databaseUp = new Gauge({ name: 'svc_database_up', help: '1 when the database answered the last probe', registers: [registry] });
+  const workerRunning = new Gauge({
+    name: 'svc_worker_running',
+    help: '1 when a Temporal worker polls the task queue',
+    registers: [registry],
+  });
+  const databaseUp = new Gauge({
+    name: 'svc_database_up',
+    help: '1 when the database answered the last probe',
+    registers: [registry],
+  });
   const middleware: RequestHandler = (req, res, next) => {
     const end = httpDuration.startTimer();
     res.once('finish', () => {

@@ -14,7 +14,11 @@ export interface TemporalAccess {
   close(): Promise<void>;
 }
 
-export function createTemporalAccess(opts: { address: string; namespace: string; taskQueue: string }): TemporalAccess {
+export function createTemporalAccess(opts: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+}): TemporalAccess {
   let connecting: Promise<Client> | undefined;
   let connection: Connection | undefined;
   const client = () => {

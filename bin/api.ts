@@ -1,13 +1,22 @@
 // `npm run api`: the HTTP API alone (scale-out), against DATABASE_URL and TEMPORAL_ADDRESS. It never
 // migrates; the schema must already be inside this build's compatibility window.
-import { buildDeps, connectTemporal, listen, makeLogger, onShutdown, prepareDatabase, StartupError } from './runtime.ts';
+import {
+  buildDeps,
+  connectTemporal,
+  listen,
+  makeLogger,
+  onShutdown,
+  prepareDatabase,
+  StartupError,
+} from './runtime.ts';
 import { loadSettings, SettingsError } from './settings.ts';
 
 const say = (line: string) => console.log(`[svc-api] ${line}`);
 
 async function main() {
   const settings = loadSettings();
-  if (!settings.TEMPORAL_ADDRESS) throw new StartupError('npm run api needs TEMPORAL_ADDRESS (the Temporal frontend, host:port).');
+  if (!settings.TEMPORAL_ADDRESS)
+    throw new StartupError('npm run api needs TEMPORAL_ADDRESS (the Temporal frontend, host:port).');
   const database = await prepareDatabase(settings, { migrate: false, log: say });
   const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS);
   const deps = buildDeps(settings, database, temporal, makeLogger(settings));
@@ -24,6 +33,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`[svc-api] ${err instanceof SettingsError || err instanceof StartupError ? err.message : err.stack}`);
+  console.error(
+    `[svc-api] ${err instanceof SettingsError || err instanceof StartupError ? err.message : err.stack}`,
+  );
   process.exit(1);
 });

@@ -29,7 +29,9 @@ export async function bootstrapAdmin(
     throw err;
   }
   if (generated)
-    print(`Created administrator "${opts.username}" with generated password: ${password}  (shown once; change it at first login)`);
+    print(
+      `Created administrator "${opts.username}" with generated password: ${password}  (shown once; change it at first login)`,
+    );
   else print(`Created administrator "${opts.username}" from SVC_ADMIN_PASSWORD`);
   return true;
 }

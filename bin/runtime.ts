@@ -15,8 +15,14 @@ import { type RunningWorker, startWorker } from './worker-runtime.ts';
 export class StartupError extends Error {}
 
 /** Opens the database; migrates only when asked (embedded single-node start outside production). */
-export async function prepareDatabase(settings: Settings, opts: { migrate: boolean; log: (l: string) => void }): Promise<DatabaseHandle> {
-  const database = await openDatabase({ databaseUrl: settings.DATABASE_URL, sqlitePath: settings.sqlitePath });
+export async function prepareDatabase(
+  settings: Settings,
+  opts: { migrate: boolean; log: (l: string) => void },
+): Promise<DatabaseHandle> {
+  const database = await openDatabase({
+    databaseUrl: settings.DATABASE_URL,
+    sqlitePath: settings.sqlitePath,
+  });
   try {
     await database.ping();
     if (opts.migrate) await upgrade(database, 'head', (l) => opts.log(`migrate: ${l}`));
@@ -30,21 +36,38 @@ export async function prepareDatabase(settings: Settings, opts: { migrate: boole
   }
 }
 
-export function buildDeps(settings: Settings, database: DatabaseHandle, temporal: TemporalAccess, logger: Logger): AppDeps {
+export function buildDeps(
+  settings: Settings,
+  database: DatabaseHandle,
+  temporal: TemporalAccess,
+  logger: Logger,
+): AppDeps {
   return { settings, database, temporal, logger, metrics: createMetrics(), now: () => new Date() };
 }
 
 export function connectTemporal(settings: Settings, address: string): TemporalAccess {
-  return createTemporalAccess({ address, namespace: settings.TEMPORAL_NAMESPACE, taskQueue: settings.TEMPORAL_TASK_QUEUE });
+  return createTemporalAccess({
+    address,
+    namespace: settings.TEMPORAL_NAMESPACE,
+    taskQueue: settings.TEMPORAL_TASK_QUEUE,
+  });
 }
 
-export async function listen(deps: AppDeps): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+export async function listen(
+  deps: AppDeps,
+): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const app = createApp(deps);
   const server = app.listen(deps.settings.PORT, deps.settings.HOST);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new StartupError(err.code === 'EADDRINUSE' ? `Port ${deps.settings.PORT} on ${deps.settings.HOST} is already in use; set PORT to another value.` : err.message)),
+      reject(
+        new StartupError(
+          err.code === 'EADDRINUSE'
+            ? `Port ${deps.settings.PORT} on ${deps.settings.HOST} is already in use; set PORT to another value.`
+            : err.message,
+        ),
+      ),
     );
   });
   // Long polls and SSE are held open for up to ~25 s; keep idle sockets a little longer than that.

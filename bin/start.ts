@@ -3,7 +3,16 @@
 // and the HTTP API.
 import { mkdirSync } from 'node:fs';
 import { bootstrapAdmin } from './bootstrap-admin.ts';
-import { buildDeps, connectTemporal, listen, makeLogger, onShutdown, prepareDatabase, runWorker, StartupError } from './runtime.ts';
+import {
+  buildDeps,
+  connectTemporal,
+  listen,
+  makeLogger,
+  onShutdown,
+  prepareDatabase,
+  runWorker,
+  StartupError,
+} from './runtime.ts';
 import { loadSettings, SettingsError } from './settings.ts';
 import { findTemporalCli } from './temporal-cli.ts';
 import { type DevServer, startDevServer } from './temporal-dev.ts';
@@ -17,12 +26,20 @@ async function main() {
   const started = Date.now();
   const settings = loadSettings();
   mkdirSync(settings.dataDir, { recursive: true });
-  say(`data directory ${settings.dataDir}; database ${settings.dialect}${settings.production ? '; production mode' : ''}`);
+  say(
+    `data directory ${settings.dataDir}; database ${settings.dialect}${settings.production ? '; production mode' : ''}`,
+  );
   if (!settings.production && !settings.SVC_ENCRYPTION_KEY)
-    say('WARNING: SVC_ENCRYPTION_KEY is not set; stored secrets use a development-only key. Set it before storing real provider keys.');
+    say(
+      'WARNING: SVC_ENCRYPTION_KEY is not set; stored secrets use a development-only key. Set it before storing real provider keys.',
+    );
   // Production never runs DDL at startup (spec, Versioning 3): migrations are a separate step there.
   const database = await prepareDatabase(settings, { migrate: !settings.production, log: say });
-  await bootstrapAdmin(database, { username: settings.SVC_ADMIN_USERNAME, password: settings.SVC_ADMIN_PASSWORD }, say);
+  await bootstrapAdmin(
+    database,
+    { username: settings.SVC_ADMIN_USERNAME, password: settings.SVC_ADMIN_PASSWORD },
+    say,
+  );
 
   let address = settings.TEMPORAL_ADDRESS;
   if (!address) {
@@ -66,7 +83,9 @@ async function main() {
 }
 
 main().catch(async (err) => {
-  console.error(`[svc] ${err instanceof SettingsError || err instanceof StartupError ? err.message : err.stack}`);
+  console.error(
+    `[svc] ${err instanceof SettingsError || err instanceof StartupError ? err.message : err.stack}`,
+  );
   await dev?.stop().catch(() => undefined);
   process.exit(1);
 });

@@ -32,14 +32,26 @@ function onPath(name: string): string | undefined {
 
 async function buildWithGo(dir: string, log: (line: string) => void): Promise<string> {
   mkdirSync(dir, { recursive: true });
-  log(`Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go into ${dir} (first run only; this takes a few minutes)...`);
+  log(
+    `Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go into ${dir} (first run only; this takes a few minutes)...`,
+  );
   const started = Date.now();
-  const child = spawn('go', ['install', '-v', `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`], {
-    env: { ...process.env, GOBIN: dir, GOFLAGS: process.env.GOFLAGS ?? '-mod=mod' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'go',
+    ['install', '-v', `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`],
+    {
+      env: { ...process.env, GOBIN: dir, GOFLAGS: process.env.GOFLAGS ?? '-mod=mod' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let packages = 0;
-  const timer = setInterval(() => log(`  still building... ${Math.round((Date.now() - started) / 1000)} s, ${packages} packages compiled`), 15_000);
+  const timer = setInterval(
+    () =>
+      log(
+        `  still building... ${Math.round((Date.now() - started) / 1000)} s, ${packages} packages compiled`,
+      ),
+    15_000,
+  );
   const tail: string[] = [];
   const onLine = (buf: Buffer) => {
     for (const line of buf.toString().split('\n')) {
@@ -54,15 +66,19 @@ async function buildWithGo(dir: string, log: (line: string) => void): Promise<st
   const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   clearInterval(timer);
   const bin = path.join(dir, 'temporal');
-  if (code !== 0 || !executable(bin)) throw new Error(`go install of the Temporal CLI failed (exit ${code}):\n${tail.join('\n')}`);
+  if (code !== 0 || !executable(bin))
+    throw new Error(`go install of the Temporal CLI failed (exit ${code}):\n${tail.join('\n')}`);
   log(`Temporal CLI built in ${Math.round((Date.now() - started) / 1000)} s: ${bin}`);
   return bin;
 }
 
-export async function findTemporalCli(opts: { explicit?: string; log?: (line: string) => void } = {}): Promise<string> {
+export async function findTemporalCli(
+  opts: { explicit?: string; log?: (line: string) => void } = {},
+): Promise<string> {
   const log = opts.log ?? ((l: string) => console.log(l));
   if (opts.explicit) {
-    if (!executable(opts.explicit)) throw new Error(`TEMPORAL_CLI_PATH=${opts.explicit} is not an executable file`);
+    if (!executable(opts.explicit))
+      throw new Error(`TEMPORAL_CLI_PATH=${opts.explicit} is not an executable file`);
     return opts.explicit;
   }
   const fromPath = onPath('temporal');

@@ -111,7 +111,9 @@ export async function waitForTemporal(address: string, timeoutMs = 60_000): Prom
       await new Promise((r) => setTimeout(r, 250));
     }
   }
-  throw new Error(`Temporal at ${address} did not become ready in ${timeoutMs} ms: ${(lastErr as Error)?.message}`);
+  throw new Error(
+    `Temporal at ${address} did not become ready in ${timeoutMs} ms: ${(lastErr as Error)?.message}`,
+  );
 }
 
 export async function startDevServer(opts: {
@@ -136,10 +138,21 @@ export async function startDevServer(opts: {
     throw new Error(
       `Port ${cfg.port} on ${cfg.ip} is already in use, so the embedded Temporal server cannot start. Stop the other process, change "port" in temporal-dev.yaml, or set TEMPORAL_ADDRESS to use that server.`,
     );
-  const args = ['server', 'start-dev', '--ip', cfg.ip, '--port', String(cfg.port), '--ui-port', String(cfg.ui_port)];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    cfg.ip,
+    '--port',
+    String(cfg.port),
+    '--ui-port',
+    String(cfg.ui_port),
+  ];
   args.push('--namespace', cfg.namespace, '--log-level', cfg.log_level, '--log-format', 'json');
-  if (!opts.inMemory && cfg.db_filename && opts.dataDir) args.push('--db-filename', path.resolve(opts.dataDir, cfg.db_filename));
-  for (const [k, v] of Object.entries(cfg.dynamic_config)) args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
+  if (!opts.inMemory && cfg.db_filename && opts.dataDir)
+    args.push('--db-filename', path.resolve(opts.dataDir, cfg.db_filename));
+  for (const [k, v] of Object.entries(cfg.dynamic_config))
+    args.push('--dynamic-config-value', `${k}=${JSON.stringify(v)}`);
   const child = spawn(opts.cliPath, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'] });
   const stderr: string[] = [];
   child.stderr!.on('data', (b: Buffer) => {
@@ -149,7 +162,9 @@ export async function startDevServer(opts: {
   if (pidFile && child.pid) writeFileSync(pidFile, String(child.pid));
   const address = `${cfg.ip}:${cfg.port}`;
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`Temporal dev server exited (code ${code}): ${stderr.join('').slice(-2000)}`))),
+    child.once('exit', (code) =>
+      reject(new Error(`Temporal dev server exited (code ${code}): ${stderr.join('').slice(-2000)}`)),
+    ),
   );
   exited.catch(() => undefined);
   await Promise.race([waitForTemporal(address), exited]);

@@ -58,7 +58,13 @@ export async function startWorker(opts: {
   const log = opts.log ?? (() => {});
   if (!runtimeInstalled) {
     // The SDK's default runtime logs every worker state change to the console; keep only warnings.
-    Runtime.install({ logger: { ...quietLogger, warn: (m: string) => log(`temporal: ${m}`), error: (m: string) => log(`temporal: ${m}`) } as any });
+    Runtime.install({
+      logger: {
+        ...quietLogger,
+        warn: (m: string) => log(`temporal: ${m}`),
+        error: (m: string) => log(`temporal: ${m}`),
+      } as any,
+    });
     runtimeInstalled = true;
   }
   const connection = await NativeConnection.connect({ address: opts.address });

@@ -6,7 +6,8 @@ const say = (line: string) => console.log(`[svc-worker] ${line}`);
 
 async function main() {
   const settings = loadSettings();
-  if (!settings.TEMPORAL_ADDRESS) throw new StartupError('npm run worker needs TEMPORAL_ADDRESS (the Temporal frontend, host:port).');
+  if (!settings.TEMPORAL_ADDRESS)
+    throw new StartupError('npm run worker needs TEMPORAL_ADDRESS (the Temporal frontend, host:port).');
   const database = await prepareDatabase(settings, { migrate: false, log: say });
   const worker = await runWorker(settings, settings.TEMPORAL_ADDRESS, database, say);
   onShutdown(
@@ -21,6 +22,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`[svc-worker] ${err instanceof SettingsError || err instanceof StartupError ? err.message : err.stack}`);
+  console.error(
+    `[svc-worker] ${err instanceof SettingsError || err instanceof StartupError ? err.message : err.stack}`,
+  );
   process.exit(1);
 });

@@ -3,13 +3,23 @@
 // varchar/text -> text, boolean -> integer(boolean), timestamptz -> integer(timestamp_ms), real -> real.
 import { getTableColumns, sql } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
-import { index, integer, real, type SQLiteColumnBuilderBase, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import {
+  index,
+  integer,
+  real,
+  type SQLiteColumnBuilderBase,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from 'drizzle-orm/sqlite-core';
 import * as pg from './schema/index.ts';
 
 export const SQLITE_NOW_MS = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 
 function isDefaultNow(col: PgColumn): boolean {
-  return col.hasDefault && col.default !== undefined && typeof col.default === 'object' && col.default !== null;
+  return (
+    col.hasDefault && col.default !== undefined && typeof col.default === 'object' && col.default !== null
+  );
 }
 
 function sqliteColumn(col: PgColumn): SQLiteColumnBuilderBase {

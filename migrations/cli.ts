@@ -4,7 +4,8 @@ import { openDatabase } from '../db/client.ts';
 import { MIGRATIONS } from './index.ts';
 import { checkCompatibility, currentRevision, downgrade, upgrade } from './runner.ts';
 
-const usage = 'usage: npm run migrate -- upgrade [head|<revision>] | downgrade [<revision>|base] | current | history';
+const usage =
+  'usage: npm run migrate -- upgrade [head|<revision>] | downgrade [<revision>|base] | current | history';
 
 async function main(argv: string[]) {
   const [cmd, arg] = argv;
@@ -25,7 +26,9 @@ async function main(argv: string[]) {
       }
       case 'current': {
         const c = await checkCompatibility(handle.sql);
-        log(`current: ${await currentRevision(handle.sql)} (head ${c.required}${c.compatible ? ', compatible' : `, ${c.reason}`})`);
+        log(
+          `current: ${await currentRevision(handle.sql)} (head ${c.required}${c.compatible ? ', compatible' : `, ${c.reason}`})`,
+        );
         break;
       }
       case 'history':

@@ -28,7 +28,9 @@ function defaultClause(col: PgColumn, dialect: Dialect): string {
   if (!col.hasDefault || col.default === undefined) return '';
   const d = col.default as unknown;
   if (d !== null && typeof d === 'object')
-    return dialect === 'postgres' ? ' DEFAULT now()' : ` DEFAULT (cast(unixepoch('subsec') * 1000 as integer))`;
+    return dialect === 'postgres'
+      ? ' DEFAULT now()'
+      : ` DEFAULT (cast(unixepoch('subsec') * 1000 as integer))`;
   if (typeof d === 'boolean') return dialect === 'postgres' ? ` DEFAULT ${d}` : ` DEFAULT ${d ? 1 : 0}`;
   if (typeof d === 'number') return ` DEFAULT ${d}`;
   return ` DEFAULT '${String(d).replace(/'/g, "''")}'`;
@@ -36,7 +38,9 @@ function defaultClause(col: PgColumn, dialect: Dialect): string {
 
 function columnDef(table: PgTable, col: PgColumn, dialect: Dialect): string {
   if (col.columnType === 'PgSerial')
-    return dialect === 'postgres' ? `${q(col.name)} serial PRIMARY KEY` : `${q(col.name)} INTEGER PRIMARY KEY AUTOINCREMENT`;
+    return dialect === 'postgres'
+      ? `${q(col.name)} serial PRIMARY KEY`
+      : `${q(col.name)} INTEGER PRIMARY KEY AUTOINCREMENT`;
   let out = `${q(col.name)} ${sqlType(col, dialect)}`;
   if (col.primary) out += ' PRIMARY KEY';
   if (col.notNull && !col.primary) out += ' NOT NULL';
@@ -58,7 +62,11 @@ export function columnsOf(table: PgTable): PgColumn[] {
 }
 
 /** CREATE TABLE (without `excluded` columns, which later migrations add) plus its indexes. */
-export function createTableSql(table: PgTable, dialect: Dialect, excluded: Set<string> = new Set()): string[] {
+export function createTableSql(
+  table: PgTable,
+  dialect: Dialect,
+  excluded: Set<string> = new Set(),
+): string[] {
   const cfg = getTableConfig(table);
   const cols = columnsOf(table).filter((c) => !excluded.has(c.name));
   const body = cols.map((c) => `  ${columnDef(table, c, dialect)}`).join(',\n');

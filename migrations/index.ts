@@ -13,7 +13,10 @@ const later: Migration[] = [remoteWorkspace, remoteRuntime, proxyTokens, autonom
 const claimed = new Set(later.flatMap((m) => m.creates ?? []));
 const allTables = (Object.values(schema) as PgTable[]).filter((v) => getTableConfig(v).name !== undefined);
 
-export const MIGRATIONS: Migration[] = [{ ...baseline, creates: allTables.filter((t) => !claimed.has(t)) }, ...later];
+export const MIGRATIONS: Migration[] = [
+  { ...baseline, creates: allTables.filter((t) => !claimed.has(t)) },
+  ...later,
+];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**
  * Oldest revision this build of the application runs against. Code reads every table up to head, so

@@ -16,7 +16,10 @@ export async function tableExists(sql: RawSql, table: string): Promise<boolean> 
   const rows =
     sql.dialect === 'sqlite'
       ? await sql.query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?`, [table])
-      : await sql.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`, [table]);
+      : await sql.query(
+          `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`,
+          [table],
+        );
   return rows.length > 0;
 }
 
@@ -47,7 +50,10 @@ export async function introspect(sql: RawSql): Promise<LiveSchema> {
         `SELECT name, type, "notnull", pk FROM pragma_table_info(?) ORDER BY cid`,
         [name],
       );
-      const idx = await sql.query<{ name: string }>(`SELECT name FROM pragma_index_list(?) WHERE origin = 'c' ORDER BY name`, [name]);
+      const idx = await sql.query<{ name: string }>(
+        `SELECT name FROM pragma_index_list(?) WHERE origin = 'c' ORDER BY name`,
+        [name],
+      );
       out.tables[name] = {
         columns: cols.map((c) => ({ name: c.name, type: c.type, notNull: c.notnull === 1 || c.pk === 1 })),
         indexes: idx.map((i) => i.name),
@@ -55,14 +61,23 @@ export async function introspect(sql: RawSql): Promise<LiveSchema> {
     }
     return out;
   }
-  const cols = await sql.query<{ table_name: string; column_name: string; data_type: string; is_nullable: string }>(
+  const cols = await sql.query<{
+    table_name: string;
+    column_name: string;
+    data_type: string;
+    is_nullable: string;
+  }>(
     `SELECT c.table_name, c.column_name, c.data_type, c.is_nullable FROM information_schema.columns c
        JOIN information_schema.tables t ON t.table_name = c.table_name AND t.table_schema = c.table_schema
       WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE' ORDER BY c.table_name, c.ordinal_position`,
   );
   for (const c of cols) {
     out.tables[c.table_name] ??= { columns: [], indexes: [] };
-    out.tables[c.table_name]!.columns.push({ name: c.column_name, type: c.data_type, notNull: c.is_nullable === 'NO' });
+    out.tables[c.table_name]!.columns.push({
+      name: c.column_name,
+      type: c.data_type,
+      notNull: c.is_nullable === 'NO',
+    });
   }
   const idx = await sql.query<{ tablename: string; indexname: string }>(
     `SELECT tablename, indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_unique' ORDER BY indexname`,

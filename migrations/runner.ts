@@ -17,7 +17,9 @@ export type Log = (line: string) => void;
 async function ensureHistory(sql: RawSql) {
   await sql.exec(
     `CREATE TABLE IF NOT EXISTS ${HISTORY} (version VARCHAR(100) PRIMARY KEY, applied_at ${
-      sql.dialect === 'postgres' ? 'TIMESTAMPTZ NOT NULL DEFAULT now()' : "TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ'))"
+      sql.dialect === 'postgres'
+        ? 'TIMESTAMPTZ NOT NULL DEFAULT now()'
+        : "TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ'))"
     })`,
   );
 }
@@ -92,7 +94,7 @@ function topoSort(tables: PgTable[]): PgTable[] {
 function addedLater(table: PgTable, index: number): Set<string> {
   const out = new Set<string>();
   for (const m of MIGRATIONS.slice(index + 1))
-    for (const [t, cols] of m.addsColumns ?? []) if (t === table) cols.forEach((c) => out.add(c.name));
+    for (const [t, cols] of m.addsColumns ?? []) if (t === table) for (const c of cols) out.add(c.name);
   return out;
 }
 
@@ -101,7 +103,8 @@ async function applyUp(sql: RawSql, m: Migration, index: number) {
     for (const stmt of createTableSql(table, sql.dialect, addedLater(table, index))) await sql.exec(stmt);
   for (const [table, cols] of m.addsColumns ?? []) {
     const existing = new Set(await columnNames(sql, getTableConfig(table).name));
-    for (const col of cols) if (!existing.has(col.name)) await sql.exec(addColumnSql(table, col, sql.dialect));
+    for (const col of cols)
+      if (!existing.has(col.name)) await sql.exec(addColumnSql(table, col, sql.dialect));
   }
   await m.up?.(sql);
   await sql.query(`INSERT INTO ${HISTORY} (version) VALUES (?) ON CONFLICT DO NOTHING`, [m.id]);
@@ -128,7 +131,12 @@ async function locked<T>(handle: DatabaseHandle, step: (sql: RawSql) => Promise<
       exec: async (s) => void (await client.query(s)),
       query: async (text, params = []) => {
         let i = 0;
-        return (await client.query(text.replace(/\?/g, () => `$${++i}`), params)).rows;
+        return (
+          await client.query(
+            text.replace(/\?/g, () => `$${++i}`),
+            params,
+          )
+        ).rows;
       },
     };
     try {
@@ -155,11 +163,16 @@ function targetIndex(target: string): number {
   if (target === 'head') return MIGRATIONS.length - 1;
   if (target === BASE) return -1;
   const idx = MIGRATIONS.findIndex((m) => m.id === target || m.id.split('_')[0] === target);
-  if (idx < 0) throw new Error(`Unknown revision "${target}". Known: ${MIGRATIONS.map((m) => m.id).join(', ')}`);
+  if (idx < 0)
+    throw new Error(`Unknown revision "${target}". Known: ${MIGRATIONS.map((m) => m.id).join(', ')}`);
   return idx;
 }
 
-export async function upgrade(handle: DatabaseHandle, target = 'head', log: Log = () => {}): Promise<string[]> {
+export async function upgrade(
+  handle: DatabaseHandle,
+  target = 'head',
+  log: Log = () => {},
+): Promise<string[]> {
   const goal = targetIndex(target);
   const done: string[] = [];
   for (let i = 0; i <= goal; i++) {
@@ -179,11 +192,18 @@ export async function upgrade(handle: DatabaseHandle, target = 'head', log: Log 
 }
 
 /** Rolls back one revision, or every revision after `target` (`base` rolls back everything). */
-export async function downgrade(handle: DatabaseHandle, target?: string, log: Log = () => {}): Promise<string[]> {
+export async function downgrade(
+  handle: DatabaseHandle,
+  target?: string,
+  log: Log = () => {},
+): Promise<string[]> {
   const current = await currentRevision(handle.sql);
   if (current === BASE) return [];
   const curIdx = MIGRATIONS.findIndex((m) => m.id === current);
-  if (curIdx < 0) throw new Error(`Current revision ${current} is unknown to this build; downgrade it with the build that created it.`);
+  if (curIdx < 0)
+    throw new Error(
+      `Current revision ${current} is unknown to this build; downgrade it with the build that created it.`,
+    );
   const goal = target === undefined ? curIdx - 1 : targetIndex(target);
   const done: string[] = [];
   for (let i = curIdx; i > goal; i--) {

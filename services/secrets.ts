@@ -12,7 +12,8 @@ type KeySettings = Pick<Settings, 'SVC_ENCRYPTION_KEY' | 'SECRET_KEY' | 'product
 
 /** Fernet key for stored secrets: SHA-256 of SVC_ENCRYPTION_KEY. Never stored. */
 export function storageKey(settings: KeySettings): FernetKey {
-  if (settings.production && !settings.SVC_ENCRYPTION_KEY) throw new Error('SVC_ENCRYPTION_KEY is required in production');
+  if (settings.production && !settings.SVC_ENCRYPTION_KEY)
+    throw new Error('SVC_ENCRYPTION_KEY is required in production');
   return deriveFernetKey(settings.SVC_ENCRYPTION_KEY || DEV_ENCRYPTION_KEY);
 }
 

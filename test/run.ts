@@ -23,15 +23,32 @@ if (!files.length) {
   process.exit(1);
 }
 
-const cliPath = await findTemporalCli({ explicit: process.env.TEMPORAL_CLI_PATH, log: (l) => console.log(l) });
+const cliPath = await findTemporalCli({
+  explicit: process.env.TEMPORAL_CLI_PATH,
+  log: (l) => console.log(l),
+});
 const dev = await startDevServer({ cliPath, ephemeralPorts: true, inMemory: true });
-console.log(`test Temporal dev server at ${dev.address}; database ${process.env.DATABASE_URL ? 'postgres' : 'sqlite'}`);
+console.log(
+  `test Temporal dev server at ${dev.address}; database ${process.env.DATABASE_URL ? 'postgres' : 'sqlite'}`,
+);
 
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`, '--test-reporter=spec', ...files],
-  { stdio: 'inherit', env: { ...process.env, TEST_TEMPORAL_ADDRESS: dev.address, TEMPORAL_CLI_PATH: cliPath } },
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
+    '--test-reporter=spec',
+    ...files,
+  ],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, TEST_TEMPORAL_ADDRESS: dev.address, TEMPORAL_CLI_PATH: cliPath },
+  },
 );
-const code: number = await new Promise((resolve) => child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))));
+const code: number = await new Promise((resolve) =>
+  child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))),
+);
 await dev.stop();
 process.exit(code);

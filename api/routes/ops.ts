@@ -7,7 +7,12 @@ import type { AppDeps } from '../deps.ts';
 type Check = { status: 'ok' | 'fail'; detail?: string; [k: string]: unknown };
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string) =>
-  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms).unref())]);
+  Promise.race([
+    p,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms).unref(),
+    ),
+  ]);
 
 export function opsRouter(deps: AppDeps): Router {
   const r = Router();
@@ -29,19 +34,42 @@ export function opsRouter(deps: AppDeps): Router {
     if (checks.database.status === 'ok') {
       try {
         const c = await withTimeout(checkCompatibility(deps.database.sql), 2000, 'schema check');
-        checks.schema_version = { status: c.compatible ? 'ok' : 'fail', compatible: c.compatible, current: c.current, required: c.required };
+        checks.schema_version = {
+          status: c.compatible ? 'ok' : 'fail',
+          compatible: c.compatible,
+          current: c.current,
+          required: c.required,
+        };
       } catch (err) {
-        checks.schema_version = { status: 'fail', compatible: false, current: 'unknown', required: 'unknown', detail: (err as Error).message };
+        checks.schema_version = {
+          status: 'fail',
+          compatible: false,
+          current: 'unknown',
+          required: 'unknown',
+          detail: (err as Error).message,
+        };
       }
-    } else checks.schema_version = { status: 'fail', compatible: false, current: 'unknown', required: 'unknown', detail: 'database unavailable' };
-    const bg = await withTimeout(deps.temporal.backgroundStatus(), 3000, 'Temporal probe').catch((err: Error) => ({ ok: false, detail: err.message }));
+    } else
+      checks.schema_version = {
+        status: 'fail',
+        compatible: false,
+        current: 'unknown',
+        required: 'unknown',
+        detail: 'database unavailable',
+      };
+    const bg = await withTimeout(deps.temporal.backgroundStatus(), 3000, 'Temporal probe').catch(
+      (err: Error) => ({ ok: false, detail: err.message }),
+    );
     checks.background_services = { status: bg.ok ? 'ok' : 'fail', detail: bg.detail };
     deps.metrics.workerRunning.set(bg.ok ? 1 : 0);
     try {
       accessSync(deps.settings.dataDir, constants.W_OK);
       checks.config_directory = { status: 'ok' };
     } catch {
-      checks.config_directory = { status: 'fail', detail: `data directory ${deps.settings.dataDir} is not writable` };
+      checks.config_directory = {
+        status: 'fail',
+        detail: `data directory ${deps.settings.dataDir} is not writable`,
+      };
     }
     const ready = Object.values(checks).every((c) => c.status === 'ok');
     return { ready, body: { status: ready ? 'ready' : 'not_ready', checks } };

@@ -54,6 +54,8 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '64' },
     profile: { type: 'boolean', default: false },
+    /** Which path --profile loads (default proxy). */
+    'profile-path': { type: 'string', default: 'proxy' },
     /** Comma list of paths to measure (default all); `direct` is always included. */
     paths: { type: 'string', default: 'direct,pass-through,forwarder,proxy' },
   },
@@ -80,6 +82,8 @@ interface Sample {
   streamN: LoadResult;
   rpsN: number;
   latN: { p50: number; p99: number };
+  /** CPU time this process (where the proxies run) spent per request at concurrency N, in us. */
+  cpuPerRequest: number;
 }
 
 function child(args: string[]): Promise<string> {
@@ -241,7 +245,9 @@ async function measure(t: Target): Promise<Sample> {
   const seq = await load({ ...json, concurrency: 1, requests: REQUESTS, warmup: 200 });
   const stream1 = await load({ ...stream, concurrency: 1, requests: Math.ceil(REQUESTS / 2), warmup: 50 });
   const streamN = await load({ ...stream, concurrency: CONCURRENCY, durationMs: DURATION_S * 1000 });
+  const cpu = process.cpuUsage();
   const c = await cannon(t, CONCURRENCY, DURATION_S);
+  const used = process.cpuUsage(cpu);
   if (c.non2xx || c.errors)
     throw new Error(`${t.name}: ${c.non2xx} non-2xx and ${c.errors} errors at c=${CONCURRENCY}`);
   for (const r of [seq, stream1, streamN])
@@ -252,6 +258,7 @@ async function measure(t: Target): Promise<Sample> {
     streamN,
     rpsN: c.requests.average,
     latN: { p50: c.latency.p50, p99: c.latency.p99 },
+    cpuPerRequest: (used.user + used.system) / Math.max(1, c.requests.total),
   };
 }
 
@@ -261,7 +268,7 @@ async function profile(t: Target, outDir: string) {
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   await session.post('Profiler.start');
-  await cannon(t, CONCURRENCY, DURATION_S);
+  const c = await cannon(t, CONCURRENCY, DURATION_S);
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();
   const file = path.join(outDir, `proxy-${Date.now()}.cpuprofile`);
@@ -285,12 +292,14 @@ async function profile(t: Target, outDir: string) {
     byArea.set(area(f.functionName, where), (byArea.get(area(f.functionName, where)) ?? 0) + us);
   }
   const pct = (us: number) => `${((100 * us) / total).toFixed(1).padStart(5)} %`;
-  console.log(`\nCPU profile of this process under ${CONCURRENCY} concurrent proxy calls: ${file}`);
+  const perRequest = (us: number) => `${(us / c.requests.total).toFixed(1).padStart(6)} us/req`;
+  console.log(`\nCPU profile of this process under ${CONCURRENCY} concurrent ${t.name} calls: ${file}`);
   console.log('\nself time by area');
-  for (const [k, us] of [...byArea].sort((a, b) => b[1] - a[1])) console.log(`  ${pct(us)}  ${k}`);
+  for (const [k, us] of [...byArea].sort((a, b) => b[1] - a[1]))
+    console.log(`  ${pct(us)} ${perRequest(us)}  ${k}`);
   console.log('\ntop functions (self time)');
   for (const [k, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 30))
-    console.log(`  ${pct(us)}  ${k}`);
+    console.log(`  ${pct(us)} ${perRequest(us)}  ${k}`);
 }
 
 function area(fn: string, where: string): string {
@@ -371,7 +380,7 @@ async function main() {
         samples.get(t.name)!.push(s);
         console.log(
           `  round ${round + 1} ${t.name.padEnd(12)} seq p50 ${fmt(s.seq.latency.p50, 3)} ms, ttfb p50 ${fmt(s.stream1.ttfb.p50, 3)} ms, ` +
-            `${Math.round(s.rpsN)} req/s at c=${CONCURRENCY}`,
+            `${Math.round(s.rpsN)} req/s at c=${CONCURRENCY}, ${Math.round(s.cpuPerRequest)} us CPU/req here`,
         );
       }
     }
@@ -389,6 +398,7 @@ async function main() {
       ttfbNP50: m(t.name, (s) => s.streamN.ttfb.p50),
       ttfbNP99: m(t.name, (s) => s.streamN.ttfb.p99),
       rpsN: m(t.name, (s) => s.rpsN),
+      cpu: m(t.name, (s) => s.cpuPerRequest),
     }));
     const direct = rows.find((r) => r.name === 'direct')!;
     const pass = rows.find((r) => r.name === 'pass-through') ?? direct;
@@ -407,6 +417,7 @@ async function main() {
       `req/s c=${CONCURRENCY}`,
       '/direct',
       '/pass-through',
+      'CPU us/req',
     ];
     console.log(`\nmedian of ${ROUNDS} rounds (ms unless stated)\n`);
     console.log(`| ${cols.join(' | ')} |`);
@@ -428,6 +439,7 @@ async function main() {
           Math.round(r.rpsN),
           fmt(r.rpsN / direct.rpsN),
           fmt(r.rpsN / pass.rpsN),
+          r === direct ? '-' : Math.round(r.cpu),
         ].join(' | ')} |`,
       );
     }
@@ -444,7 +456,7 @@ async function main() {
       `proxy accounting: ${usage.requests} requests and ${usage.tokens} tokens recorded for the bench session`,
     );
 
-    if (values.profile) await profile(all[3]!, os.tmpdir());
+    if (values.profile) await profile(all.find((t) => t.name === values['profile-path'])!, os.tmpdir());
   } finally {
     await api.close();
     await forwarder.close();

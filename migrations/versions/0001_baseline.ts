@@ -27,7 +27,10 @@ async function seed(sql: RawSql) {
                     AND NOT EXISTS (SELECT 1 FROM tenant_quotas q WHERE q.tenant_id = tenants.id)`);
   for (const [role, perms] of Object.entries(ROLE_TEMPLATES))
     for (const p of perms)
-      await sql.query(`INSERT INTO role_permissions (role, permission) VALUES (?, ?) ON CONFLICT DO NOTHING`, [role, p]);
+      await sql.query(
+        `INSERT INTO role_permissions (role, permission) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+        [role, p],
+      );
   for (const s of DEFAULT_SECURITY_SETTINGS)
     await sql.query(
       `INSERT INTO security_settings (setting_key, setting_value, description) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -37,12 +40,15 @@ async function seed(sql: RawSql) {
 
 export default defineMigration({
   id: '0001_baseline',
-  description: 'baseline: users, auth, tenants, usage, messages, governance, SSO, workspace; session_stats view',
+  description:
+    'baseline: users, auth, tenants, usage, messages, governance, SSO, workspace; session_stats view',
   // `creates` is filled in by migrations/index.ts: every table no later migration claims.
   async up(sql) {
     if (sql.dialect === 'postgres') {
       await sql.exec(`CREATE MATERIALIZED VIEW IF NOT EXISTS session_stats AS ${SESSION_STATS_SELECT}`);
-      await sql.exec(`CREATE UNIQUE INDEX IF NOT EXISTS session_stats_session ON session_stats (agent_session_id)`);
+      await sql.exec(
+        `CREATE UNIQUE INDEX IF NOT EXISTS session_stats_session ON session_stats (agent_session_id)`,
+      );
     } else {
       // SQLite has no materialized views; a plain view is always fresh, which is the same contract.
       await sql.exec(`CREATE VIEW IF NOT EXISTS session_stats AS ${SESSION_STATS_SELECT}`);
@@ -50,6 +56,10 @@ export default defineMigration({
     await seed(sql);
   },
   async down(sql) {
-    await sql.exec(sql.dialect === 'postgres' ? 'DROP MATERIALIZED VIEW IF EXISTS session_stats' : 'DROP VIEW IF EXISTS session_stats');
+    await sql.exec(
+      sql.dialect === 'postgres'
+        ? 'DROP MATERIALIZED VIEW IF EXISTS session_stats'
+        : 'DROP VIEW IF EXISTS session_stats',
+    );
   },
 });

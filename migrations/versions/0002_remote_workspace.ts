@@ -1,9 +1,18 @@
-import { agentSessions, apiKeyStore, machineAssignments, registrationTokens, remoteMachines } from '../../db/schema/index.ts';
+import {
+  agentSessions,
+  apiKeyStore,
+  machineAssignments,
+  registrationTokens,
+  remoteMachines,
+} from '../../db/schema/index.ts';
 import { defineMigration } from '../migration.ts';
 
 export default defineMigration({
   id: '0002_remote_workspace',
-  description: 'remote machines, assignments, stored provider keys, registration tokens; remote columns on agent_sessions',
+  description:
+    'remote machines, assignments, stored provider keys, registration tokens; remote columns on agent_sessions',
   creates: [remoteMachines, machineAssignments, apiKeyStore, registrationTokens],
-  addsColumns: [[agentSessions, [agentSessions.workspaceType, agentSessions.remoteMachineId, agentSessions.pausedAt]]],
+  addsColumns: [
+    [agentSessions, [agentSessions.workspaceType, agentSessions.remoteMachineId, agentSessions.pausedAt]],
+  ],
 });

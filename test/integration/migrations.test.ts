@@ -28,7 +28,10 @@ after(async () => {
 test('up to head, down to base, up again yields the same schema', async () => {
   assert.equal(await currentRevision(db.sql), BASE);
   const applied = await upgrade(db, 'head');
-  assert.deepEqual(applied, MIGRATIONS.map((m) => m.id));
+  assert.deepEqual(
+    applied,
+    MIGRATIONS.map((m) => m.id),
+  );
   assert.equal(await currentRevision(db.sql), HEAD);
   const first = await introspect(db.sql);
   assert.ok(first.views.includes('session_stats'), 'session_stats view exists');
@@ -47,7 +50,14 @@ test('the live schema has exactly the tables and columns of db/schema', async ()
   await upgrade(db, 'head');
   const live = await introspect(db.sql);
   const tables = Object.values(schema) as PgTable[];
-  const expected = Object.fromEntries(tables.map((t) => [getTableConfig(t).name, columnsOf(t).map((c) => c.name).sort()]));
+  const expected = Object.fromEntries(
+    tables.map((t) => [
+      getTableConfig(t).name,
+      columnsOf(t)
+        .map((c) => c.name)
+        .sort(),
+    ]),
+  );
   const actual = Object.fromEntries(
     Object.entries(live.tables)
       .filter(([name]) => name !== 'schema_migrations')
@@ -56,7 +66,12 @@ test('the live schema has exactly the tables and columns of db/schema', async ()
   assert.deepEqual(actual, expected);
   for (const t of tables) {
     const liveCols = new Map(live.tables[getTableConfig(t).name]!.columns.map((c) => [c.name, c]));
-    for (const c of columnsOf(t)) assert.equal(liveCols.get(c.name)!.notNull, c.notNull || c.primary, `${getTableConfig(t).name}.${c.name} nullability`);
+    for (const c of columnsOf(t))
+      assert.equal(
+        liveCols.get(c.name)!.notNull,
+        c.notNull || c.primary,
+        `${getTableConfig(t).name}.${c.name} nullability`,
+      );
   }
 });
 
@@ -64,13 +79,22 @@ test('remote-workspace history: downgrading 0002 removes its tables and agent_se
   await upgrade(db, 'head');
   await downgrade(db, '0001_baseline');
   const live = await introspect(db.sql);
-  for (const gone of ['remote_machines', 'machine_assignments', 'api_key_store', 'remote_runtime_commands', 'remote_runtime_outputs'])
+  for (const gone of [
+    'remote_machines',
+    'machine_assignments',
+    'api_key_store',
+    'remote_runtime_commands',
+    'remote_runtime_outputs',
+  ])
     assert.ok(!live.tables[gone], `${gone} dropped`);
   const cols = live.tables.agent_sessions!.columns.map((c) => c.name);
   assert.ok(!cols.includes('workspace_type') && !cols.includes('remote_machine_id'));
   await upgrade(db, '0002');
   const mid = await introspect(db.sql);
-  assert.ok(mid.tables.remote_machines && !mid.tables.remote_runtime_commands, '0002 alone creates machines, not the queue');
+  assert.ok(
+    mid.tables.remote_machines && !mid.tables.remote_runtime_commands,
+    '0002 alone creates machines, not the queue',
+  );
   assert.ok(mid.tables.agent_sessions!.columns.some((c) => c.name === 'workspace_type'));
   await upgrade(db, 'head');
 });
@@ -104,11 +128,17 @@ test('concurrent runners (separate processes) apply each revision once', async (
       let out = '';
       child.stdout.on('data', (b) => (out += b));
       child.stderr.on('data', (b) => (out += b));
-      child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`migrate exited ${code}: ${out}`))));
+      child.on('exit', (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`migrate exited ${code}: ${out}`)),
+      );
     });
   const outputs = await Promise.all([run(), run(), run()]);
   const applied = outputs.flatMap((o) => [...o.matchAll(/upgraded to (\S+):/g)].map((m) => m[1]!)).sort();
-  assert.deepEqual(applied, MIGRATIONS.map((m) => m.id).sort(), 'every revision applied exactly once across runners');
+  assert.deepEqual(
+    applied,
+    MIGRATIONS.map((m) => m.id).sort(),
+    'every revision applied exactly once across runners',
+  );
   assert.equal((await checkCompatibility(db.sql)).compatible, true);
 });
 

@@ -42,7 +42,10 @@ describe('with a worker', () => {
     await fetch(`${app.url}/readyz`);
     const text = await (await fetch(`${app.url}/metrics`)).text();
     assert.match(text, /process_cpu_user_seconds_total/);
-    assert.match(text, /http_request_duration_seconds_bucket\{[^}]*method="GET",route="\/readyz",status="200"/);
+    assert.match(
+      text,
+      /http_request_duration_seconds_bucket\{[^}]*method="GET",route="\/readyz",status="200"/,
+    );
     assert.match(text, /svc_worker_running 1/);
     assert.match(text, /svc_database_up 1/);
   });
@@ -61,7 +64,11 @@ describe('with a worker', () => {
     const missing = await fetch(`${app.url}/api/does-not-exist`);
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { error: 'Not found' });
-    const bad = await fetch(`${app.url}/api/does-not-exist`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+    const bad = await fetch(`${app.url}/api/does-not-exist`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":',
+    });
     assert.equal(bad.status, 400);
     const body = (await bad.json()) as any;
     assert.equal(typeof body.error, 'string');
@@ -70,7 +77,11 @@ describe('with a worker', () => {
 
   test('bodies over 50 MB are refused with 413', async () => {
     const big = Buffer.alloc(50 * 1024 * 1024 + 16, 0x20);
-    const res = await fetch(`${app.url}/api/anything`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big });
+    const res = await fetch(`${app.url}/api/anything`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: big,
+    });
     assert.equal(res.status, 413);
     assert.match(((await res.json()) as any).error, /too large/);
   });

@@ -36,17 +36,26 @@ const baseEnv = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string; exited: Promise<number> } {
+function run(
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; output: () => string; exited: Promise<number> } {
   // Own process group, like a terminal's foreground job: Ctrl-C is a SIGINT to the whole group.
   const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   child.stdout!.on('data', (b) => (out += b));
   child.stderr!.on('data', (b) => (out += b));
-  const exited = new Promise<number>((resolve) => child.on('exit', (code, sig) => resolve(code ?? (sig === 'SIGKILL' ? 137 : 1))));
+  const exited = new Promise<number>((resolve) =>
+    child.on('exit', (code, sig) => resolve(code ?? (sig === 'SIGKILL' ? 137 : 1))),
+  );
   return { child, output: () => out, exited };
 }
 
-async function startService(cmd = process.execPath, args = ['--import', 'tsx', 'bin/start.ts']): Promise<Started> {
+async function startService(
+  cmd = process.execPath,
+  args = ['--import', 'tsx', 'bin/start.ts'],
+): Promise<Started> {
   const p = run(cmd, args, baseEnv());
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
@@ -109,9 +118,14 @@ test('kill -9 then restart loses no committed row and no running workflow', asyn
   const second = await startService();
   try {
     const db2 = await openDatabase({ databaseUrl: testDb.databaseUrl, sqlitePath: testDb.sqlitePath });
-    const rows = await db2.sql.query<{ name: string }>(`SELECT name FROM tenants WHERE slug = ?`, ['durable']);
+    const rows = await db2.sql.query<{ name: string }>(`SELECT name FROM tenants WHERE slug = ?`, [
+      'durable',
+    ]);
     await db2.close();
-    assert.deepEqual(rows.map((r) => r.name), ['Durable']);
+    assert.deepEqual(
+      rows.map((r) => r.name),
+      ['Durable'],
+    );
     conn = await Connection.connect({ address: second.temporal });
     const handle = new Client({ connection: conn }).workflow.getHandle(workflowId);
     await handle.signal(finishProbeSignal, '!');
@@ -124,7 +138,11 @@ test('kill -9 then restart loses no committed row and no running workflow', asyn
 });
 
 test('production refuses to start without SVC_ENCRYPTION_KEY and SECRET_KEY', async () => {
-  const p = run(process.execPath, ['--import', 'tsx', 'bin/start.ts'], baseEnv({ NODE_ENV: 'production', SVC_ENCRYPTION_KEY: '', SECRET_KEY: '' }));
+  const p = run(
+    process.execPath,
+    ['--import', 'tsx', 'bin/start.ts'],
+    baseEnv({ NODE_ENV: 'production', SVC_ENCRYPTION_KEY: '', SECRET_KEY: '' }),
+  );
   assert.notEqual(await p.exited, 0);
   assert.match(p.output(), /Refusing to start in production without SVC_ENCRYPTION_KEY and SECRET_KEY/);
 });
@@ -133,11 +151,18 @@ test('production never migrates and refuses a schema outside the window', async 
   const db = await openDatabase({ databaseUrl: testDb.databaseUrl, sqlitePath: testDb.sqlitePath });
   await upgrade(db, 'head');
   const [rolledBack] = await downgrade(db);
-  const p = run(process.execPath, ['--import', 'tsx', 'bin/start.ts'], baseEnv({ NODE_ENV: 'production', SVC_ENCRYPTION_KEY: 'k', SECRET_KEY: 's' }));
+  const p = run(
+    process.execPath,
+    ['--import', 'tsx', 'bin/start.ts'],
+    baseEnv({ NODE_ENV: 'production', SVC_ENCRYPTION_KEY: 'k', SECRET_KEY: 's' }),
+  );
   const code = await p.exited;
   assert.notEqual(code, 0);
   assert.match(p.output(), /older than required .*npm run migrate -- upgrade head/);
-  const applied = await db.sql.query<{ version: string }>(`SELECT version FROM schema_migrations WHERE version = ?`, [rolledBack!]);
+  const applied = await db.sql.query<{ version: string }>(
+    `SELECT version FROM schema_migrations WHERE version = ?`,
+    [rolledBack!],
+  );
   assert.equal(applied.length, 0, 'no DDL ran at startup');
   await upgrade(db, 'head');
   await db.close();

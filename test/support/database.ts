@@ -21,7 +21,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'svc-test-'));
   const sqlitePath = path.join(dataDir, 'svc.sqlite');
   if (!usingPostgres())
-    return { dialect: 'sqlite', sqlitePath, dataDir, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+    return {
+      dialect: 'sqlite',
+      sqlitePath,
+      dataDir,
+      drop: async () => rmSync(dataDir, { recursive: true, force: true }),
+    };
   const admin = new URL(process.env.DATABASE_URL!);
   const name = `svc_test_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: admin.toString() });

@@ -42,11 +42,16 @@ export interface TestApp {
 
 export function temporalAddress(): string {
   const a = process.env.TEST_TEMPORAL_ADDRESS;
-  if (!a) throw new Error('TEST_TEMPORAL_ADDRESS is not set: run tests with `npm test` (it starts the Temporal dev server)');
+  if (!a)
+    throw new Error(
+      'TEST_TEMPORAL_ADDRESS is not set: run tests with `npm test` (it starts the Temporal dev server)',
+    );
   return a;
 }
 
-export async function startTestApp(opts: { worker?: boolean; env?: Record<string, string>; testDb?: TestDatabase; migrate?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(
+  opts: { worker?: boolean; env?: Record<string, string>; testDb?: TestDatabase; migrate?: boolean } = {},
+): Promise<TestApp> {
   const testDb = opts.testDb ?? (await createTestDatabase());
   const taskQueue = `test-${randomBytes(4).toString('hex')}`;
   const settings = loadSettings({
@@ -62,7 +67,10 @@ export async function startTestApp(opts: { worker?: boolean; env?: Record<string
     SVC_UPLOAD_AUTH_KEY: 'test-upload-key',
     ...opts.env,
   });
-  const database = await openDatabase({ databaseUrl: settings.DATABASE_URL, sqlitePath: settings.sqlitePath });
+  const database = await openDatabase({
+    databaseUrl: settings.DATABASE_URL,
+    sqlitePath: settings.sqlitePath,
+  });
   if (opts.migrate !== false) await upgrade(database, 'head');
   await bootstrapAdmin(database, { username: ADMIN.username, password: ADMIN.password }, () => {});
   const logs: string[] = [];
@@ -77,7 +85,9 @@ export async function startTestApp(opts: { worker?: boolean; env?: Record<string
   const deps = buildDeps(settings, database, temporal, logger);
   const clock = new TestClock();
   deps.now = clock.now;
-  const worker = opts.worker ? await runWorker(settings, settings.TEMPORAL_ADDRESS!, database, (l) => logs.push(l), BUNDLE_CACHE) : undefined;
+  const worker = opts.worker
+    ? await runWorker(settings, settings.TEMPORAL_ADDRESS!, database, (l) => logs.push(l), BUNDLE_CACHE)
+    : undefined;
   const api = await listen(deps);
   return {
     url: api.url,

@@ -10,7 +10,8 @@ export function postgresBinDir(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
   const versions = readdirSync(root).sort((a, b) => Number(b) - Number(a));
-  for (const v of versions) if (existsSync(path.join(root, v, 'bin', 'pg_ctl'))) return path.join(root, v, 'bin');
+  for (const v of versions)
+    if (existsSync(path.join(root, v, 'bin', 'pg_ctl'))) return path.join(root, v, 'bin');
   return undefined;
 }
 
@@ -23,7 +24,10 @@ export interface PrivatePostgres {
 
 export async function createPrivatePostgres(): Promise<PrivatePostgres> {
   const bin = postgresBinDir();
-  if (!bin) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql)');
+  if (!bin)
+    throw new Error(
+      'PostgreSQL server binaries not found under /usr/lib/postgresql (apt-get install postgresql)',
+    );
   const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-pg-'));
   chmodSync(dir, 0o777);
   const data = path.join(dir, 'data');
@@ -37,7 +41,17 @@ export async function createPrivatePostgres(): Promise<PrivatePostgres> {
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const port = await freePort();
   const log = path.join(dir, 'server.log');
-  const start = () => run('pg_ctl', ['-D', data, '-l', log, '-w', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start']);
+  const start = () =>
+    run('pg_ctl', [
+      '-D',
+      data,
+      '-l',
+      log,
+      '-w',
+      '-o',
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      'start',
+    ]);
   const stop = () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
   start();
   return {
