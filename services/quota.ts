@@ -107,6 +107,7 @@ export class QuotaCheckError extends Error {
 
 const FLUSH_INTERVAL_MS = 50;
 const SETTLE_RETRY_MS = 1_000;
+const SETTLE_DELAY_MS = 5;
 const MAX_ENSURED_KEYS = 50_000;
 
 /** A settle of both of a user's rows and (optionally) the tenant's row of the day. */
@@ -137,9 +138,16 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
   let reportTimer: NodeJS.Timeout | undefined;
   let reporting: Promise<void> | undefined;
 
+  /** The period keys of a moment; the last day's are kept (every call of a day asks for them). */
+  let lastDay: { from: number; to: number; periods: Periods } | undefined;
   const periodsOf = (at: Date): Periods => {
+    const t = at.getTime();
+    if (lastDay !== undefined && t >= lastDay.from && t < lastDay.to) return lastDay.periods;
     const month = monthKey(at);
-    return { day: dayKey(at), month, monthStart: month, nextMonthStart: nextMonthKey(at) };
+    const periods = { day: dayKey(at), month, monthStart: month, nextMonthStart: nextMonthKey(at) };
+    const from = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate());
+    lastDay = { from, to: from + 86_400_000, periods };
+    return periods;
   };
 
   // ---- the statements of one reservation, on a given connection ----
@@ -279,7 +287,7 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
   /** Settles waiting for the next group, merged per (user, tenant, day). */
   const pendingSettles = new Map<string, SettleWork>();
   const pendingReserves: PendingReserve[] = [];
-  let nextGroup: { promise: Promise<void>; done: () => void } | undefined;
+  let nextGroup: { promise: Promise<void>; done: () => void; timer: NodeJS.Timeout | undefined } | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
 
   function queueSettle(w: SettleWork) {
@@ -296,21 +304,32 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
     have.at = w.at;
   }
 
-  /** The group the queued work will be written in; resolves after its commit. */
-  function group(): Promise<void> {
+  /**
+   * The group the queued work will be written in; resolves after its commit. A reservation (or a
+   * reader) needs it now: at the end of this turn of the event loop. Settles alone can wait
+   * SETTLE_DELAY_MS, so that under light load they ride along with the next reservation's
+   * transaction instead of paying a commit of their own (every reservation applies them first).
+   */
+  function group(urgent: boolean): Promise<void> {
     if (nextGroup === undefined) {
       let done!: () => void;
       const promise = new Promise<void>((resolve) => {
         done = resolve;
       });
-      nextGroup = { promise, done };
+      nextGroup = { promise, done, timer: undefined };
+      if (urgent) setImmediate(runGroup);
+      else nextGroup.timer = setTimeout(runGroup, SETTLE_DELAY_MS);
+    } else if (urgent && nextGroup.timer !== undefined) {
+      clearTimeout(nextGroup.timer);
+      nextGroup.timer = undefined;
       setImmediate(runGroup);
     }
     return nextGroup.promise;
   }
 
   async function runGroup(): Promise<void> {
-    const mine = nextGroup!;
+    const mine = nextGroup;
+    if (mine === undefined) return;
     nextGroup = undefined;
     const settles = [...pendingSettles.values()];
     pendingSettles.clear();
@@ -318,11 +337,23 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
     try {
       await deps.database.transaction(async ({ sql }) => {
         for (const w of settles) await settleOn(sql, w);
-        for (const r of reserves) {
-          try {
-            r.result = await reserveOn(sql, r.subject, r.ask, r.at);
-          } catch (error) {
-            r.error = error;
+        for (const bucket of sameSubject(reserves)) {
+          // Several calls of one subject in the group: one pair of UPDATEs for all of them when the
+          // quota has room for all; otherwise one by one, so exactly as many as fit get through.
+          if (bucket.length > 1) {
+            try {
+              if (await reserveMany(sql, bucket)) continue;
+            } catch (error) {
+              for (const r of bucket) r.error = error;
+              continue;
+            }
+          }
+          for (const r of bucket) {
+            try {
+              r.result = await reserveOn(sql, r.subject, r.ask, r.at);
+            } catch (error) {
+              r.error = error;
+            }
           }
         }
       });
@@ -337,11 +368,50 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
       deps.logger?.error({ err: errorSummary(error) }, 'quota: writing settles failed; will retry');
       retryTimer ??= setTimeout(() => {
         retryTimer = undefined;
-        void group();
+        void group(false);
       }, SETTLE_RETRY_MS).unref();
     } finally {
       mine.done();
     }
+  }
+
+  /** Reservations grouped by subject, ask and day, in arrival order. */
+  function sameSubject(reserves: PendingReserve[]): PendingReserve[][] {
+    if (reserves.length === 1) return [reserves];
+    const buckets = new Map<string, PendingReserve[]>();
+    for (const r of reserves) {
+      const key = `${r.subject.userId}:${r.subject.tenantId}:${r.ask.tokens}:${r.ask.requests}:${periodsOf(r.at).day}`;
+      const b = buckets.get(key);
+      if (b === undefined) buckets.set(key, [r]);
+      else b.push(r);
+    }
+    return [...buckets.values()];
+  }
+
+  /** All of a bucket at once, or nothing (and false). */
+  async function reserveMany(db: RawSql, bucket: PendingReserve[]): Promise<boolean> {
+    const { subject, ask, at } = bucket[0]!;
+    const p = periodsOf(at);
+    const all: QuotaAsk = { tokens: ask.tokens * bucket.length, requests: ask.requests * bucket.length };
+    await ensureRows(subject, p, at, db);
+    const got = await tryReserve(subject, p, all, at, db);
+    if (got.user.length === 2 && got.tenant) {
+      for (const r of bucket) {
+        r.result = {
+          ok: true,
+          reservation: {
+            subject: r.subject,
+            periods: p,
+            tokens: ask.tokens,
+            requests: ask.requests,
+            settled: false,
+          },
+        };
+      }
+      return true;
+    }
+    await giveBack(subject, p, all, at, db, got.user, got.tenant && subject.tenantId !== null);
+    return false;
   }
 
   // ---- PostgreSQL: direct statements, failed settles retried ----
@@ -423,7 +493,7 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
 
   /** Writes the merged reporting rows now (and waits for queued settles). */
   async function flush(): Promise<void> {
-    if (grouped && (pendingSettles.size > 0 || nextGroup)) await group();
+    if (grouped && (pendingSettles.size > 0 || nextGroup)) await group(true);
     while (reporting) await reporting;
     if (dailyUsage.size === 0 && sessionTotals.size === 0) return;
     const daily = [...dailyUsage.values()];
@@ -471,7 +541,7 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
     if (outcome.counted) queueReport(r.subject, outcome.usage, requests, context, r.periods);
     if (grouped) {
       queueSettle(work);
-      await group();
+      await group(false);
     } else {
       await settleDirect(work);
     }
@@ -489,7 +559,7 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
         const answer = new Promise<ReserveResult>((resolve, reject) =>
           pendingReserves.push({ subject, ask, at, resolve, reject }),
         );
-        void group();
+        void group(true);
         return await answer;
       } catch (error) {
         throw new QuotaCheckError(`quota check failed: ${errorSummary(error)}`);
@@ -506,7 +576,7 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
     /** Read-only: whether `ask` fits every limit now, with the figures. Throws QuotaCheckError. */
     async checkQuota(subject: QuotaSubject, ask: QuotaAsk = ONE_REQUEST): Promise<QuotaStatus> {
       try {
-        if (grouped && (pendingSettles.size > 0 || nextGroup)) await group();
+        if (grouped && (pendingSettles.size > 0 || nextGroup)) await group(true);
         return await status(subject, ask, deps.now(), deps.database.sql);
       } catch (error) {
         throw new QuotaCheckError(`quota check failed: ${errorSummary(error)}`);
@@ -528,7 +598,7 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
       queueReport(entry.subject, entry.usage, requests, entry.context, periods);
       if (grouped) {
         queueSettle(work);
-        await group();
+        await group(true);
       } else {
         await settleOn(deps.database.sql, work);
       }

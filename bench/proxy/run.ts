@@ -48,6 +48,7 @@ import type { LoadConfig, LoadResult } from './load.ts';
 import { listen as listenServer, type RunningServer, startPassthrough } from './passthrough.ts';
 
 const { values } = parseArgs({
+  allowPositionals: true,
   options: {
     rounds: { type: 'string', default: '3' },
     requests: { type: 'string', default: '2000' },
@@ -118,7 +119,7 @@ async function cannon(t: Target, connections: number, seconds: number): Promise<
   return JSON.parse(await child(args)) as autocannon.Result;
 }
 
-async function startMockProcess(): Promise<{ url: string; stop(): void }> {
+export async function startMockProcess(): Promise<{ url: string; stop(): void }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'mock-process.ts')], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -135,7 +136,7 @@ async function startMockProcess(): Promise<{ url: string; stop(): void }> {
 }
 
 /** forwardToProvider alone: what the streaming hot path costs without the app around it. */
-async function startForwarder(upstreamBase: string): Promise<RunningServer> {
+export async function startForwarder(upstreamBase: string): Promise<RunningServer> {
   const providerAuth = providerAuthHeaders('openai', REAL_KEY);
   const server = http.createServer((req, res) => {
     forwardToProvider({ req, res, upstreamBase, path: req.url ?? '/', providerAuth, provider: 'openai' });
@@ -145,7 +146,7 @@ async function startForwarder(upstreamBase: string): Promise<RunningServer> {
 }
 
 /** The full API on a fresh database, with a tenant, a user, a live session, its token and a stored key. */
-async function startApi(mockUrl: string) {
+export async function startApi(mockUrl: string) {
   const testDb = await createTestDatabase();
   const settings = loadSettings({
     SVC_DATA_DIR: testDb.dataDir,
@@ -465,5 +466,7 @@ async function main() {
   }
 }
 
-await main();
-process.exit(0);
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await main();
+  process.exit(0);
+}

@@ -56,13 +56,24 @@ export interface SessionTotalsDelta {
 const num = (v: unknown): number => (v == null ? 0 : Number(v));
 const numOrNull = (v: unknown): number | null => (v == null ? null : Number(v));
 
-const RESERVE_USER = `
+/**
+ * PostgreSQL: an UPDATE locks the rows it changes in the order its plan visits them, and two plans
+ * over a user's daily and monthly rows need not agree (a deadlock under load, seen in bench/proxy).
+ * So statements touching both rows first lock them in one fixed order (daily before monthly).
+ * SQLite has a single writer and needs nothing.
+ */
+const LOCK_USER_ROWS_IN_ORDER = `
+  AND quota_usage.id IN (SELECT o.id FROM quota_usage o
+    WHERE o.user_id = ? AND ((o.period = 'daily' AND o.date = ?) OR (o.period = 'monthly' AND o.date = ?))
+    ORDER BY o.period FOR UPDATE)`;
+
+const RESERVE_USER = (lockInOrder: boolean) => `
 UPDATE quota_usage
 SET requests_reserved = quota_usage.requests_reserved + ?,
     tokens_reserved = quota_usage.tokens_reserved + ?,
     updated_at = ?
 FROM users u
-WHERE u.id = quota_usage.user_id AND quota_usage.user_id = ?
+WHERE u.id = quota_usage.user_id AND quota_usage.user_id = ?${lockInOrder ? LOCK_USER_ROWS_IN_ORDER : ''}
   AND ((quota_usage.period = 'daily' AND quota_usage.date = ?
         AND (u.daily_request_quota IS NULL
              OR quota_usage.requests_used + quota_usage.requests_reserved + ? <= u.daily_request_quota)
@@ -113,6 +124,8 @@ WHERE tenant_id = ? AND date = ?`;
 
 export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
   const q = sql;
+  const lockInOrder = dialect === 'postgres';
+  const reserveUserSql = RESERVE_USER(lockInOrder);
   const position = dialect === 'postgres' ? 'strpos' : 'instr';
   /** models_used as a comma list: appends the model unless already listed. */
   const mergeModel = (col: string) =>
@@ -156,11 +169,12 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
       at: Date,
       db: RawSql = q,
     ): Promise<Array<'daily' | 'monthly'>> {
-      const rows = await db.query<{ period: 'daily' | 'monthly' }>(RESERVE_USER, [
+      const rows = await db.query<{ period: 'daily' | 'monthly' }>(reserveUserSql, [
         reserve.requests,
         reserve.tokens,
         at,
         userId,
+        ...(lockInOrder ? [userId, p.day, p.month] : []),
         p.day,
         need.requests,
         need.tokens,
@@ -216,12 +230,13 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
         params.push(periods.month);
       }
       if (where.length === 0) return;
+      const both = lockInOrder && where.length === 2;
       await db.query(
         `UPDATE quota_usage
          SET tokens_used = tokens_used + ?, requests_used = requests_used + ?,
              tokens_reserved = ${minus('tokens_reserved')}, requests_reserved = ${minus('requests_reserved')},
              updated_at = ?
-         WHERE user_id = ? AND (${where.join(' OR ')})`,
+         WHERE user_id = ?${both ? LOCK_USER_ROWS_IN_ORDER : ''} AND (${where.join(' OR ')})`,
         [
           d.tokens,
           d.requests,
@@ -231,6 +246,7 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
           d.releaseRequests,
           at,
           userId,
+          ...(both ? [userId, periods.day, periods.month] : []),
           ...params,
         ],
       );

@@ -587,6 +587,42 @@ describe('token refusals', () => {
   });
 });
 
+describe('served ahead of Express', () => {
+  test('refusals carry a request id, are audited with the client address, and are counted in /metrics', async () => {
+    const r = await fetch(`${proxyUrl}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'proxy-test-req-1' },
+      body: '{}',
+    });
+    assert.equal(r.status, 401);
+    assert.equal(r.headers.get('x-request-id'), 'proxy-test-req-1');
+    const generated = await fetch(`${proxyUrl}/chat/completions`, { method: 'POST', body: '{}' });
+    assert.match(generated.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+    const [row] = await app.database.db
+      .select()
+      .from(app.database.t.auditLogs)
+      .where(eq(app.database.t.auditLogs.requestId, 'proxy-test-req-1'));
+    assert.equal(row!.action, 'REMOTE_LLM_PROXY_REFUSED');
+    assert.match(row!.ipAddress ?? '', /127\.0\.0\.1/);
+    const metrics = await (await fetch(`${app.url}/metrics`)).text();
+    assert.match(
+      metrics,
+      /http_request_duration_seconds_count\{method="POST",route="\/api\/remote\/llm-proxy\/\*",status="401"\}/,
+    );
+  });
+
+  test('the bare endpoint takes POST only; other routes still go through Express', async () => {
+    const s = await newSession('openai');
+    const get = await fetch(proxyUrl, { headers: { authorization: `Bearer ${s.token}` } });
+    assert.equal(get.status, 405);
+    assert.equal(((await get.json()) as any).error.type, 'proxy_error');
+    const other = await fetch(`${app.url}/api/remote/llm-proxyish`);
+    assert.equal(other.status, 404);
+    assert.deepEqual(await other.json(), { error: 'Not found' });
+    assert.equal((await fetch(`${app.url}/livez`)).status, 200);
+  });
+});
+
 describe('quota', () => {
   test('a user request quota refuses with 429 and recovers the next day', async () => {
     const s = await newSession('openai', { quotas: { dailyRequestQuota: 2 } });
