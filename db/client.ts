@@ -4,6 +4,7 @@
 
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
 import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';
@@ -18,7 +19,16 @@ export type Tables = typeof pgTables;
 export interface RawSql {
   dialect: Dialect;
   exec(statements: string): Promise<void>;
-  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], options?: QueryOptions): Promise<T[]>;
+}
+
+export interface QueryOptions {
+  /**
+   * PostgreSQL: run as a named prepared statement, parsed and planned once per connection (a few
+   * hundred microseconds saved on a multi-join query). For hot statements with constant text only.
+   * SQLite keeps every statement prepared anyway.
+   */
+  prepared?: boolean;
 }
 
 export interface DatabaseHandle {
@@ -122,15 +132,30 @@ function openSqlite(file: string): DatabaseHandle {
   };
 }
 
+/** Names of prepared statements by their text (the same name on every connection). */
+const statementNames = new Map<string, { name: string; text: string }>();
+const preparedStatement = (text: string) => {
+  let s = statementNames.get(text);
+  if (s === undefined) {
+    s = { name: `svc_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`, text: numbered(text) };
+    statementNames.set(text, s);
+  }
+  return s;
+};
+
 function pgRaw(runner: {
-  query: (text: string, params?: unknown[]) => Promise<pgPkg.QueryResult<any>>;
+  query: (text: string | pgPkg.QueryConfig, params?: unknown[]) => Promise<pgPkg.QueryResult<any>>;
 }): RawSql {
   return {
     dialect: 'postgres',
     async exec(statements) {
       await runner.query(statements);
     },
-    async query(text, params = []) {
+    async query(text, params = [], options) {
+      if (options?.prepared) {
+        const { name, text: numberedText } = preparedStatement(text);
+        return (await runner.query({ name, text: numberedText, values: params })).rows;
+      }
       const res = await runner.query(numbered(text), params);
       return res.rows;
     },

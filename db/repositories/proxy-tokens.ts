@@ -66,7 +66,7 @@ export function proxyTokensRepository({ db, t, sql }: DatabaseHandle) {
     },
     /** The proxy's one read per call (see ProxyCallContext); undefined for an unknown jti. */
     async callContext(jti: string): Promise<ProxyCallContext | undefined> {
-      const [r] = await sql.query<Record<string, unknown>>(CALL_CONTEXT, [true, jti]);
+      const [r] = await sql.query<Record<string, unknown>>(CALL_CONTEXT, [true, jti], { prepared: true });
       if (!r) return undefined;
       return {
         sessionId: String(r.session_id),

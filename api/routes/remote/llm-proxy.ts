@@ -391,7 +391,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
           req,
           result.status,
           started,
-          unreadable ? 'warn' : undefined,
+          unreadable || result.upstreamError !== undefined ? 'warn' : undefined,
           () => ({
             session_id: call.sessionId,
             provider,
@@ -412,8 +412,9 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
 
   /**
    * The proxy's access log line and request metric (it is mounted before pino-http and the metrics
-   * middleware): error for 5xx, info for 4xx, debug otherwise, like pino-http; `details` is only built
-   * when the line is written. The path is logged without its query (Gemini clients put keys there).
+   * middleware): error for 5xx, info for 4xx and for callers that left unanswered, debug otherwise,
+   * like pino-http; `details` is only built when the line is written. The path is logged without
+   * its query (Gemini clients put keys there).
    */
   function finished(
     req: ProxyRequest,
@@ -428,7 +429,8 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       { method: req.method, route: METRIC_ROUTE, status: String(status) },
       seconds,
     );
-    const lvl = level ?? (status >= 500 || status === 0 ? 'error' : status >= 400 ? 'info' : 'debug');
+    // Status 0: the caller left before any answer (its own choice, not a failure of ours).
+    const lvl = level ?? (status >= 500 ? 'error' : status >= 400 || status === 0 ? 'info' : 'debug');
     if (!deps.logger.isLevelEnabled(lvl)) return;
     deps.logger[lvl](
       {
