@@ -11,16 +11,19 @@
 //                     no-op.
 // Because a request is taken at reserve time, concurrent requests can never pass a request limit,
 // and pass a token limit by at most the tokens of the requests in flight (tokens are only known at
-// the end). Every reservation sees every settle that finished before it (see the two modes below).
+// the end); a call counts as in flight until its settle is written.
 //
-// Writes, per dialect:
-// - PostgreSQL (one round trip per statement, several API instances): statements run at once, the
-//   user and tenant halves in parallel on two connections.
-// - SQLite (in-process, where a write transaction's commit costs more than its statements): writes
-//   are group-committed. Settles and reservations that arrive in the same turn of the event loop are
-//   written in ONE transaction at the end of that turn (setImmediate), settles first, so a
-//   reservation always sees the settles that came before it; a reservation's answer is given only
-//   after its transaction committed.
+// Writes are grouped per turn of the event loop: the settles and reservations that arrive in one
+// turn are written together at its end (setImmediate); reservations of the same user, tenant and day
+// take their requests in one UPDATE when the quota has room for all of them, else one by one, so
+// exactly as many as fit get through.
+// - SQLite (in-process; a write transaction's commit costs more than its statements): a group is ONE
+//   transaction, settles first, so a reservation sees every settle before it; its answer is given
+//   after the commit. A settle alone waits up to SETTLE_DELAY_MS to ride along with the next
+//   reservation's transaction.
+// - PostgreSQL (a round trip per statement, several API instances): a group is a set of single,
+//   atomic statements run in parallel on the pool (user and tenant halves in one statement, rows
+//   locked in one fixed order); no transaction holds the hot rows' locks across round trips.
 // Reporting tables (daily_usage, session totals) guard nothing, so their increments are merged in
 // memory and written every FLUSH_INTERVAL_MS (flush() forces it).
 //
