@@ -2,9 +2,9 @@
 // against the PostgreSQL definitions, see sqlite-tables.ts) and `sql` for the few raw statements the
 // migration runner and health checks need.
 
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
 import { drizzle as drizzlePg, type NodePgDatabase } from 'drizzle-orm/node-postgres';

@@ -13,10 +13,10 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type autocannon from 'autocannon';
+import { createLogger } from '../../api/logger.ts';
 import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
 import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
 import { loadSettings } from '../../bin/settings.ts';
-import { createLogger } from '../../api/logger.ts';
 import { openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
 import { createTestDatabase } from '../../test/support/database.ts';
@@ -39,7 +39,16 @@ const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon
 
 /** One autocannon run in a child process; its JSON result. */
 function loadTest(url: string, seconds: number, headers: Record<string, string>): Promise<autocannon.Result> {
-  const args = [AUTOCANNON, '--json', '-c', String(connections), '-p', String(pipelining), '-d', String(seconds)];
+  const args = [
+    AUTOCANNON,
+    '--json',
+    '-c',
+    String(connections),
+    '-p',
+    String(pipelining),
+    '-d',
+    String(seconds),
+  ];
   for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
   args.push(url);
   return new Promise((resolve, reject) =>
@@ -62,7 +71,10 @@ async function main() {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
   });
-  const database = await openDatabase({ databaseUrl: settings.DATABASE_URL, sqlitePath: settings.sqlitePath });
+  const database = await openDatabase({
+    databaseUrl: settings.DATABASE_URL,
+    sqlitePath: settings.sqlitePath,
+  });
   await upgrade(database, 'head');
   await bootstrapAdmin(database, ADMIN, () => {});
   const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
@@ -75,12 +87,18 @@ async function main() {
       body: JSON.stringify(ADMIN),
     });
     if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
-    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('session_token='))!.split(';')[0]!;
+    const cookie = res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('session_token='))!
+      .split(';')[0]!;
     const headers = { cookie };
-    const check = (await (await fetch(`${api.url}/api/auth/check`, { headers })).json()) as { authenticated: boolean };
+    const check = (await (await fetch(`${api.url}/api/auth/check`, { headers })).json()) as {
+      authenticated: boolean;
+    };
     if (!check.authenticated) throw new Error('the session does not authenticate');
 
-    const run = (path: string, seconds: number, h: Record<string, string> = {}) => loadTest(`${api.url}${path}`, seconds, h);
+    const run = (path: string, seconds: number, h: Record<string, string> = {}) =>
+      loadTest(`${api.url}${path}`, seconds, h);
     const target = (r: autocannon.Result) => {
       if (r.non2xx || r.errors) throw new Error(`${r.non2xx} non-2xx and ${r.errors} errors`);
       return r;
@@ -90,14 +108,19 @@ async function main() {
     // swapping the order each round, so load from elsewhere on the machine hits both alike.
     await run('/livez', Number(values.warmup));
     await run('/api/auth/check', Number(values.warmup), headers);
-    const totals = { livez: { requests: 0, seconds: 0, cpuUs: 0, p50: [] as number[], p99: [] as number[] }, check: { requests: 0, seconds: 0, cpuUs: 0, p50: [] as number[], p99: [] as number[] } };
+    const totals = {
+      livez: { requests: 0, seconds: 0, cpuUs: 0, p50: [] as number[], p99: [] as number[] },
+      check: { requests: 0, seconds: 0, cpuUs: 0, p50: [] as number[], p99: [] as number[] },
+    };
     const ratios: number[] = [];
     for (let round = 0; round < rounds; round++) {
       const order: ('livez' | 'check')[] = round % 2 ? ['check', 'livez'] : ['livez', 'check'];
       const rps: Record<string, number> = {};
       for (const which of order) {
         const cpu = process.cpuUsage();
-        const r = target(which === 'livez' ? await run('/livez', duration) : await run('/api/auth/check', duration, headers));
+        const r = target(
+          which === 'livez' ? await run('/livez', duration) : await run('/api/auth/check', duration, headers),
+        );
         const used = process.cpuUsage(cpu);
         const t = totals[which];
         t.requests += r.requests.total;
@@ -117,9 +140,13 @@ async function main() {
     );
     console.log(line('GET /livez', totals.livez));
     console.log(line('GET /api/auth/check (auth)', totals.check));
-    const rpsRatio = totals.check.requests / totals.check.seconds / (totals.livez.requests / totals.livez.seconds);
-    const cpuRatio = totals.livez.cpuUs / totals.livez.requests / (totals.check.cpuUs / totals.check.requests);
-    console.log(`ratio auth/check : livez  req/s ${rpsRatio.toFixed(2)}  (per-round median ${median(ratios).toFixed(2)}; from server CPU per request ${cpuRatio.toFixed(2)})`);
+    const rpsRatio =
+      totals.check.requests / totals.check.seconds / (totals.livez.requests / totals.livez.seconds);
+    const cpuRatio =
+      totals.livez.cpuUs / totals.livez.requests / (totals.check.cpuUs / totals.check.requests);
+    console.log(
+      `ratio auth/check : livez  req/s ${rpsRatio.toFixed(2)}  (per-round median ${median(ratios).toFixed(2)}; from server CPU per request ${cpuRatio.toFixed(2)})`,
+    );
   } finally {
     await api.close();
     await temporal.close();

@@ -1,6 +1,6 @@
+import type { RawSql } from '../../db/client.ts';
 import { ROLE_TEMPLATES } from '../../domain/permissions.ts';
 import { DEFAULT_SECURITY_SETTINGS } from '../../domain/security-settings.ts';
-import type { RawSql } from '../../db/client.ts';
 import { defineMigration } from '../migration.ts';
 
 const SESSION_STATS_SELECT = `

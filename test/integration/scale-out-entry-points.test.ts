@@ -23,7 +23,14 @@ after(async () => {
 // The same command `npm run api|worker` runs, without npm in between (npm dies of a SIGTERM itself).
 function launch(script: 'api' | 'worker', env: Record<string, string>) {
   const child = spawn(process.execPath, ['--import', 'tsx', `bin/${script}.ts`], {
-    env: { ...process.env, SVC_DATA_DIR: testDb.dataDir, DATABASE_URL: testDb.databaseUrl ?? '', PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: {
+      ...process.env,
+      SVC_DATA_DIR: testDb.dataDir,
+      DATABASE_URL: testDb.databaseUrl ?? '',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -56,14 +63,20 @@ test('a separate worker makes the separate API ready; both stop on SIGTERM', asy
   const db = await openDatabase({ databaseUrl: testDb.databaseUrl, sqlitePath: testDb.sqlitePath });
   await upgrade(db, 'head');
   await db.close();
-  const env = { TEMPORAL_ADDRESS: temporalAddress(), TEMPORAL_TASK_QUEUE: `scale-${randomBytes(4).toString('hex')}` };
+  const env = {
+    TEMPORAL_ADDRESS: temporalAddress(),
+    TEMPORAL_TASK_QUEUE: `scale-${randomBytes(4).toString('hex')}`,
+  };
   const api = launch('api', env);
   await waitFor(() => /API listening on/.test(api.output()), 'the API to listen');
   const url = api.output().match(/API listening on (\S+)/)![1]!;
   const before = await fetch(`${url}/readyz`);
   assert.equal(before.status, 503, 'no worker polls yet');
   const worker = launch('worker', env);
-  await waitFor(async () => (await fetch(`${url}/readyz`)).status === 200, 'readyz 200 with the worker polling');
+  await waitFor(
+    async () => (await fetch(`${url}/readyz`)).status === 200,
+    'readyz 200 with the worker polling',
+  );
   api.child.kill('SIGTERM');
   worker.child.kill('SIGTERM');
   assert.equal(await api.exited, 0);

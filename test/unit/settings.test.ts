@@ -20,7 +20,10 @@ test('defaults when nothing is set', () => {
 
 test('environment beats config.json, which beats the default', () => {
   const d = dir();
-  writeFileSync(path.join(d, 'config.json'), JSON.stringify({ port: 20001, HOST: '0.0.0.0', temporal_task_queue: 'from-file' }));
+  writeFileSync(
+    path.join(d, 'config.json'),
+    JSON.stringify({ port: 20001, HOST: '0.0.0.0', temporal_task_queue: 'from-file' }),
+  );
   const s = loadSettings({ SVC_DATA_DIR: d, PORT: '20002' });
   assert.equal(s.PORT, 20002);
   assert.equal(s.sources.PORT, 'env');
@@ -38,10 +41,17 @@ test('config.yaml is read too, and DATABASE_URL selects PostgreSQL', () => {
 });
 
 test('invalid values and the production guard fail with a clear message', () => {
-  assert.throws(() => loadSettings({ SVC_DATA_DIR: dir(), PORT: 'eighty' }), (e: Error) => e instanceof SettingsError && /PORT/.test(e.message));
+  assert.throws(
+    () => loadSettings({ SVC_DATA_DIR: dir(), PORT: 'eighty' }),
+    (e: Error) => e instanceof SettingsError && /PORT/.test(e.message),
+  );
   assert.throws(
     () => loadSettings({ SVC_DATA_DIR: dir(), NODE_ENV: 'production', SECRET_KEY: 's' }),
     (e: Error) => e instanceof SettingsError && /without SVC_ENCRYPTION_KEY\. Set it /.test(e.message),
   );
-  assert.equal(loadSettings({ SVC_DATA_DIR: dir(), NODE_ENV: 'production', SECRET_KEY: 's', SVC_ENCRYPTION_KEY: 'k' }).production, true);
+  assert.equal(
+    loadSettings({ SVC_DATA_DIR: dir(), NODE_ENV: 'production', SECRET_KEY: 's', SVC_ENCRYPTION_KEY: 'k' })
+      .production,
+    true,
+  );
 });
