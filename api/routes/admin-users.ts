@@ -16,6 +16,7 @@ import { DEFAULT_TENANT_ID } from '../../domain/tenants.ts';
 import { securitySettings } from '../access-caches.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
+import { iso } from '../json-dates.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
 
@@ -61,8 +62,6 @@ const quotaBody = z
   })
   .strict();
 const idParam = z.object({ user_id: z.coerce.number().int().positive() });
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 export const userView = (u: UserRow) => ({
   id: u.id,

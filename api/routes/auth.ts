@@ -11,6 +11,7 @@ import { hashPassword, verifyPassword } from '../../domain/passwords.ts';
 import { securitySettings } from '../access-caches.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
+import { iso } from '../json-dates.ts';
 import { LoginLockedError, login, warmDummyHash } from '../login.ts';
 import { authenticate, resolveSession } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
@@ -25,8 +26,6 @@ const changeBody = z.object({
   current_password: z.string().min(1),
   new_password: z.string().min(1),
 });
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 export function authRouter(deps: AppDeps): Router {
   const r = Router();

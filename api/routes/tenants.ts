@@ -20,6 +20,7 @@ import {
 } from '../../domain/tenants.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
+import { iso } from '../json-dates.ts';
 import { authenticate, requireAdmin, requireSystemAdmin } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
 
@@ -81,7 +82,6 @@ const usageQuery = z.object({
 const deleteQuery = z.object({ hard: z.enum(['true', 'false', '1', '0']).optional() });
 const listQuery = z.object({ include_deleted: z.enum(['true', 'false', '1', '0']).optional() });
 
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 const dayOf = (d: Date) => d.toISOString().slice(0, 10);
 const nonEmpty = (o: Record<string, unknown>) => {
   const out = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));

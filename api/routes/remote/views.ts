@@ -5,8 +5,7 @@ import type { RemoteSessionRow } from '../../../db/repositories/remote-sessions.
 import { machineStatus } from '../../../domain/machine-status.ts';
 import type { MachinePermission } from '../../../domain/remote-authority.ts';
 import type { OutputEvent } from '../../../services/remote-output.ts';
-
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+import { iso } from '../../json-dates.ts';
 
 function parseObject(text: string | null): Record<string, unknown> {
   if (!text) return {};
