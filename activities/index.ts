@@ -1,5 +1,5 @@
 // Every activity the worker registers, built from the dependencies they need.
-import type { Settings } from '../bin/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import { createProbeActivities } from './probe.ts';
 import { createRemoteSessionActivities } from './remote-session.ts';

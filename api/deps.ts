@@ -1,6 +1,6 @@
 // What the API needs from the outside, handed in by the entry point (bin/) or a test.
 import type { Logger } from 'pino';
-import type { Settings } from '../bin/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import type { Metrics } from './metrics.ts';
 import type { TemporalAccess } from './temporal.ts';

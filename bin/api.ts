@@ -9,7 +9,7 @@ import {
   prepareDatabase,
   StartupError,
 } from './runtime.ts';
-import { loadSettings, SettingsError } from './settings.ts';
+import { loadSettings, SettingsError } from '../config/settings.ts';
 
 const say = (line: string) => console.log(`[svc-api] ${line}`);
 

@@ -9,7 +9,7 @@ import { createMetrics } from '../api/metrics.ts';
 import { createTemporalAccess, type TemporalAccess } from '../api/temporal.ts';
 import { type DatabaseHandle, openDatabase } from '../db/client.ts';
 import { checkCompatibility, upgrade } from '../migrations/runner.ts';
-import type { Settings } from './settings.ts';
+import type { Settings } from '../config/settings.ts';
 import { type RunningWorker, startWorker } from './worker-runtime.ts';
 
 export class StartupError extends Error {}

@@ -13,7 +13,7 @@ import {
   runWorker,
   StartupError,
 } from './runtime.ts';
-import { loadSettings, SettingsError } from './settings.ts';
+import { loadSettings, SettingsError } from '../config/settings.ts';
 import { findTemporalCli } from './temporal-cli.ts';
 import { type DevServer, startDevServer } from './temporal-dev.ts';
 

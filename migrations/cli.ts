@@ -1,5 +1,5 @@
 // `npm run migrate -- upgrade head | downgrade [revision] | current | history`
-import { loadSettings, SettingsError } from '../bin/settings.ts';
+import { loadSettings, SettingsError } from '../config/settings.ts';
 import { openDatabase } from '../db/client.ts';
 import { MIGRATIONS } from './index.ts';
 import { checkCompatibility, currentRevision, downgrade, upgrade } from './runner.ts';

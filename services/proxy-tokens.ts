@@ -2,7 +2,7 @@
 // and its jti recorded, so it can be revoked; verification checks signature, record, expiry and the
 // session's lifecycle state. Callers pass the token on to the agent and never log or persist it.
 import { randomUUID } from 'node:crypto';
-import type { Settings } from '../bin/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import { type ProxyCallContext, proxyTokensRepository } from '../db/repositories/proxy-tokens.ts';
 import {

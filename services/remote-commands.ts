@@ -2,7 +2,7 @@
 // answers go straight to the queue) and by the session activities (lifecycle commands). Payload fields
 // that carry a proxy token are sealed before they are written and opened only when delivered.
 import { randomUUID } from 'node:crypto';
-import type { Settings } from '../bin/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import { runtimeCommandsRepository } from '../db/repositories/runtime-commands.ts';
 import { openPayload, sealPayload } from '../domain/remote-command-payload.ts';

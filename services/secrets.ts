@@ -2,7 +2,7 @@
 // to a development-only constant (loudly warned about at startup); production refuses to start
 // without them (bin/settings.ts).
 import { createHash } from 'node:crypto';
-import type { Settings } from '../bin/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import { deriveFernetKey, type FernetKey } from '../domain/crypto/fernet.ts';
 
 const DEV_ENCRYPTION_KEY = 'svc-development-only-encryption-key-do-not-use-in-production';

@@ -5,7 +5,7 @@
 // always decrypts to the same key, so the memo can never hand out a deleted or replaced key: the
 // proxy still reads which ciphertext is current from the database on every call; the memo only bounds
 // how long a plaintext stays in this process's memory.
-import type { Settings } from '../bin/settings.ts';
+import type { Settings } from '../config/settings.ts';
 import { decryptSecret, encryptSecret, keyHash, maskKey } from '../domain/crypto/fernet.ts';
 import { storageKey } from './secrets.ts';
 

@@ -16,7 +16,7 @@ import type autocannon from 'autocannon';
 import { createLogger } from '../../api/logger.ts';
 import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
 import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
-import { loadSettings } from '../../bin/settings.ts';
+import { loadSettings } from '../../config/settings.ts';
 import { openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
 import { createTestDatabase } from '../../test/support/database.ts';

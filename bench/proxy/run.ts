@@ -37,7 +37,7 @@ import { forwardToProvider } from '../../api/llm-proxy/forward.ts';
 import { providerAuthHeaders } from '../../api/llm-proxy/provider-auth.ts';
 import { createLogger } from '../../api/logger.ts';
 import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
-import { loadSettings } from '../../bin/settings.ts';
+import { loadSettings } from '../../config/settings.ts';
 import { openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
 import { proxyTokenService } from '../../services/proxy-tokens.ts';

@@ -8,7 +8,7 @@ import type { AppDeps } from '../../api/deps.ts';
 import { createLogger } from '../../api/logger.ts';
 import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
 import { buildDeps, connectTemporal, listen, runWorker } from '../../bin/runtime.ts';
-import { loadSettings, type Settings } from '../../bin/settings.ts';
+import { loadSettings, type Settings } from '../../config/settings.ts';
 import type { RunningWorker } from '../../bin/worker-runtime.ts';
 import { type DatabaseHandle, openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';

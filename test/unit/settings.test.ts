@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { loadSettings, SettingsError } from '../../bin/settings.ts';
+import { loadSettings, SettingsError } from '../../config/settings.ts';
 
 const dir = () => mkdtempSync(path.join(os.tmpdir(), 'svc-settings-'));
 

@@ -1,0 +1,224 @@
+// Every setting of the service, resolved once: environment > config.json / config.yaml in the data
+// directory > default. Entry points load them; every layer may import the type (this module is the
+// bottom layer: it imports nothing of ours).
+//
+// Two shapes:
+// - flat settings (`PORT`, `SVC_PUBLIC_URL`, …): env var of the same name, or the key in either case
+//   in the file (`port` or `PORT`);
+// - nested sections (`egress`, `remote`, `chatplat_a`, `chatplat_b`, `alerts`, `autonomous`, `agent`):
+//   a JSON/YAML object in the file (`{"chatplat_a": {"app_key": "…"}}`), and each key overridable from
+//   the environment as `SVC_<SECTION>__<KEY>` in upper case (`SVC_CHATPLAT_A__APP_KEY`,
+//   `SVC_EGRESS__ALLOW_HOSTS`). Lists take a comma-separated string in the environment.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { z } from 'zod';
+
+const flatSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(19888),
+  HOST: z.string().default('127.0.0.1'),
+  SVC_DATA_DIR: z.string().default('./data'),
+  DATABASE_URL: z.string().optional(),
+  TEMPORAL_ADDRESS: z.string().optional(),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('svc'),
+  TEMPORAL_CLI_PATH: z.string().optional(),
+  SVC_ENCRYPTION_KEY: z.string().optional(),
+  SECRET_KEY: z.string().optional(),
+  SVC_UPLOAD_AUTH_KEY: z.string().optional(),
+  SVC_ADMIN_USERNAME: z.string().default('admin'),
+  SVC_ADMIN_PASSWORD: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Auth session lifetime in hours. */
+  SVC_SESSION_LIFETIME_HOURS: z.coerce.number().positive().default(24),
+  /** Express `trust proxy` value: hops or a list of addresses whose X-Forwarded-* are believed. */
+  SVC_TRUST_PROXY: z.string().default('loopback'),
+  /** Override the embedded Temporal server's ports from temporal-dev.yaml (0 = pick a free port). */
+  SVC_TEMPORAL_DEV_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  SVC_TEMPORAL_UI_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Public URL agents use to reach this server (defaults to http://HOST:PORT). */
+  SVC_PUBLIC_URL: z.string().optional(),
+});
+
+const bool = z.preprocess(
+  (v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.trim().toLowerCase()) : v),
+  z.boolean(),
+);
+const list = z.preprocess(
+  (v) =>
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : v,
+  z.array(z.string().min(1)),
+);
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const chatPlatformSection = z
+  .object({
+    app_key: z.string().optional(),
+    app_secret: z.string().optional(),
+    org_sync_enabled: bool.default(false),
+    org_sync_tenant_id: int(1, 2 ** 31 - 1).default(1),
+    org_sync_interval_minutes: int(1, 10_080).default(60),
+    org_sync_root_dept_id: z.string().optional(),
+  })
+  .strict();
+
+/** The nested sections; each key is documented in the README's settings table. */
+const sectionSchemas = {
+  /** Outbound calls to URLs that users control (tenant-written provider keys today). */
+  egress: z
+    .object({
+      /** Host names (or literal addresses) exempt from the private/loopback/metadata refusal. */
+      allow_hosts: list.default([]),
+    })
+    .strict(),
+  remote: z
+    .object({
+      /** Registration tokens expire this many hours after they are generated. */
+      registration_token_ttl_hours: z.coerce.number().positive().max(8760).default(24),
+      /** Proxy-token lifetimes per session type, in minutes (spec: 4 h general, 15 min HA pool). */
+      proxy_token_ttl_general_minutes: int(1, 10_080).default(240),
+      proxy_token_ttl_ha_pool_minutes: int(1, 10_080).default(15),
+      /** Bounds of one self-declared usage report, and how many reports a session may send a minute. */
+      usage_report_max_tokens: int(1, 1_000_000_000).default(10_000_000),
+      usage_report_max_requests: int(1, 1_000_000).default(10_000),
+      usage_reports_per_minute: int(1, 10_000).default(60),
+    })
+    .strict(),
+  chatplat_a: chatPlatformSection,
+  chatplat_b: chatPlatformSection,
+  alerts: z
+    .object({
+      chatplat_a_webhook_secret: z.string().optional(),
+    })
+    .strict(),
+  autonomous: z
+    .object({
+      max_concurrent_workflows: int(1, 1000).default(4),
+      default_cli_tool: z.string().default('cli_beta'),
+    })
+    .strict(),
+  agent: z
+    .object({
+      /** A machine is offline after this many seconds without a heartbeat or poll (spec: 180). */
+      offline_after_seconds: int(10, 86_400).default(180),
+      /** How long an agent's HTTP long poll is held open. */
+      long_poll_seconds: int(1, 60).default(25),
+    })
+    .strict(),
+} as const;
+
+type SectionName = keyof typeof sectionSchemas;
+export const SECTION_NAMES = Object.keys(sectionSchemas) as SectionName[];
+type Sections = { [K in SectionName]: z.infer<(typeof sectionSchemas)[K]> };
+
+export type Settings = z.infer<typeof flatSchema> &
+  Sections & {
+    dataDir: string;
+    production: boolean;
+    dialect: 'sqlite' | 'postgres';
+    sqlitePath: string;
+    /** Where each value came from, for the startup banner (`section.key` for nested ones). */
+    sources: Record<string, 'env' | 'file' | 'default'>;
+  };
+
+export const SETTING_NAMES = Object.keys(flatSchema.shape) as (keyof z.infer<typeof flatSchema>)[];
+
+/** The environment variable that overrides `section.key`. */
+export const sectionEnvName = (section: string, key: string) =>
+  `SVC_${section.toUpperCase()}__${key.toUpperCase()}`;
+
+function readConfigFile(dataDir: string): Record<string, unknown> {
+  for (const name of ['config.json', 'config.yaml', 'config.yml']) {
+    const file = path.join(dataDir, name);
+    if (!existsSync(file)) continue;
+    const raw = readFileSync(file, 'utf8');
+    let parsed: unknown;
+    try {
+      parsed = name.endsWith('.json') ? JSON.parse(raw) : YAML.parse(raw);
+    } catch (e) {
+      throw new SettingsError(`Cannot read ${file}: ${(e as Error).message}`);
+    }
+    if (parsed && typeof parsed === 'object') return parsed as Record<string, unknown>;
+  }
+  return {};
+}
+
+export class SettingsError extends Error {}
+
+function fail(where: string, issue: z.core.$ZodIssue): never {
+  const at = [where, ...issue.path.map(String)].filter(Boolean).join('.');
+  throw new SettingsError(`Invalid setting ${at}: ${issue.message}`);
+}
+
+function loadSection(
+  name: SectionName,
+  file: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  sources: Settings['sources'],
+) {
+  const fromFile = file[name] ?? file[name.toUpperCase()];
+  if (
+    fromFile !== undefined &&
+    (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))
+  )
+    throw new SettingsError(`Invalid setting ${name}: expected an object of keys`);
+  const merged: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries((fromFile as Record<string, unknown>) ?? {}))
+    merged[k.toLowerCase()] = v;
+  const shape = (sectionSchemas[name] as z.ZodObject).shape;
+  for (const key of Object.keys(shape)) {
+    const envValue = env[sectionEnvName(name, key)];
+    if (envValue !== undefined && envValue !== '') {
+      merged[key] = envValue;
+      sources[`${name}.${key}`] = 'env';
+    } else sources[`${name}.${key}`] = merged[key] !== undefined ? 'file' : 'default';
+  }
+  const parsed = sectionSchemas[name].safeParse(merged);
+  if (!parsed.success) fail(name, parsed.error.issues[0]!);
+  return parsed.data;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const dataDir = path.resolve(env.SVC_DATA_DIR || './data');
+  const file = readConfigFile(dataDir);
+  const flatFile: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(file))
+    if (typeof v !== 'object' || v === null) flatFile[k.toUpperCase()] = v;
+  const merged: Record<string, unknown> = {};
+  const sources: Settings['sources'] = {};
+  for (const name of SETTING_NAMES) {
+    if (env[name] !== undefined && env[name] !== '') {
+      merged[name] = env[name];
+      sources[name] = 'env';
+    } else if (flatFile[name] !== undefined) {
+      merged[name] = String(flatFile[name]);
+      sources[name] = 'file';
+    } else sources[name] = 'default';
+  }
+  const parsed = flatSchema.safeParse(merged);
+  if (!parsed.success) fail('', parsed.error.issues[0]!);
+  const sections = Object.fromEntries(
+    SECTION_NAMES.map((name) => [name, loadSection(name, file, env, sources)]),
+  ) as Sections;
+  const s = parsed.data;
+  const production = s.NODE_ENV === 'production';
+  if (production) {
+    const missing = (['SVC_ENCRYPTION_KEY', 'SECRET_KEY'] as const).filter((k) => !s[k]);
+    if (missing.length)
+      throw new SettingsError(
+        `Refusing to start in production without ${missing.join(' and ')}. Set ${missing.length > 1 ? 'them' : 'it'} in the environment or in ${dataDir}/config.json.`,
+      );
+  }
+  const dialect = s.DATABASE_URL && /^postgres(ql)?:\/\//.test(s.DATABASE_URL) ? 'postgres' : 'sqlite';
+  const sqlitePath =
+    s.DATABASE_URL && dialect === 'sqlite'
+      ? s.DATABASE_URL.replace(/^sqlite:(\/\/)?/, '')
+      : path.join(dataDir, 'svc.sqlite');
+  return { ...s, ...sections, dataDir, production, dialect, sqlitePath, sources };
+}
