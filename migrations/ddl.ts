@@ -1,6 +1,7 @@
-// Renders DDL for both dialects from the drizzle table definitions in db/schema, so migrations never
-// restate a column by hand. Every statement is guarded (IF [NOT] EXISTS, or a column check done by the
-// caller) so running a migration twice is harmless.
+// Renders DDL for both dialects from the drizzle table definitions in db/schema, so migration
+// descriptions never restate a column by hand. Used only by `freeze` (freeze.ts), which writes the result
+// to migrations/sql once; the runner never renders. Every statement is guarded (IF [NOT] EXISTS, or a
+// column check the runner does for ADD/DROP COLUMN) so running a migration twice is harmless.
 import { getTableColumns } from 'drizzle-orm';
 import { getTableConfig, type PgColumn, type PgTable } from 'drizzle-orm/pg-core';
 import type { Dialect } from '../db/client.ts';

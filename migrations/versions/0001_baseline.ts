@@ -1,4 +1,40 @@
 import type { RawSql } from '../../db/client.ts';
+import {
+  agentSessions,
+  alerts,
+  anomalyStatus,
+  auditLogs,
+  contentFilterRules,
+  dailyMessages,
+  dailyStats,
+  dailyUsage,
+  hourlyStats,
+  insightsReports,
+  loginAttempts,
+  notificationPreferences,
+  projects,
+  promptTemplates,
+  quotaAlerts,
+  quotaUsage,
+  rolePermissions,
+  securitySettings,
+  sessionMessages,
+  sessions,
+  ssoIdentities,
+  ssoProviders,
+  ssoSessions,
+  tenantQuotas,
+  tenantSettings,
+  tenants,
+  tenantUsage,
+  usageSummary,
+  userDailyStats,
+  userPermissions,
+  userProjects,
+  users,
+  userToolAccounts,
+  webUserAuthSessions,
+} from '../../db/schema/index.ts';
 import { ROLE_TEMPLATES } from '../../domain/permissions.ts';
 import { DEFAULT_SECURITY_SETTINGS } from '../../domain/security-settings.ts';
 import { defineMigration } from '../migration.ts';
@@ -42,7 +78,45 @@ export default defineMigration({
   id: '0001_baseline',
   description:
     'baseline: users, auth, tenants, usage, messages, governance, SSO, workspace; session_stats view',
-  // `creates` is filled in by migrations/index.ts: every table no later migration claims.
+  kind: 'expand',
+  // Named explicitly so the baseline never grows with the schema (it did while it was "every table no
+  // later migration claims"); new tables belong to new migrations.
+  creates: [
+    agentSessions,
+    alerts,
+    anomalyStatus,
+    auditLogs,
+    contentFilterRules,
+    dailyMessages,
+    dailyStats,
+    dailyUsage,
+    hourlyStats,
+    insightsReports,
+    loginAttempts,
+    notificationPreferences,
+    projects,
+    promptTemplates,
+    quotaAlerts,
+    quotaUsage,
+    rolePermissions,
+    securitySettings,
+    sessionMessages,
+    sessions,
+    ssoIdentities,
+    ssoProviders,
+    ssoSessions,
+    tenantQuotas,
+    tenantSettings,
+    tenantUsage,
+    tenants,
+    usageSummary,
+    userDailyStats,
+    userPermissions,
+    userProjects,
+    userToolAccounts,
+    users,
+    webUserAuthSessions,
+  ],
   async up(sql) {
     if (sql.dialect === 'postgres') {
       await sql.exec(`CREATE MATERIALIZED VIEW IF NOT EXISTS session_stats AS ${SESSION_STATS_SELECT}`);
@@ -53,8 +127,9 @@ export default defineMigration({
       // SQLite has no materialized views; a plain view is always fresh, which is the same contract.
       await sql.exec(`CREATE VIEW IF NOT EXISTS session_stats AS ${SESSION_STATS_SELECT}`);
     }
-    await seed(sql);
   },
+  // Seeds run each time the baseline is applied, from today's role templates and security defaults.
+  data: seed,
   async down(sql) {
     await sql.exec(
       sql.dialect === 'postgres'

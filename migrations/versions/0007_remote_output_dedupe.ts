@@ -6,6 +6,7 @@ const INDEX = 'remote_runtime_outputs_session_source';
 
 export default defineMigration({
   id: '0007_remote_output_dedupe',
+  kind: 'expand',
   description:
     'source_key on remote_runtime_outputs: agent output re-sent after a failed request is stored once',
   addsColumns: [[remoteRuntimeOutputs, [remoteRuntimeOutputs.sourceKey]]],

@@ -1,13 +1,19 @@
 // Migrations on the active dialect: up to head, down to base, up again with the schema compared; the
-// live schema matches the drizzle definitions; re-running is harmless; concurrent runners do not race.
+// live schema (applied from the frozen SQL) matches the drizzle definitions, so drift between the frozen
+// files and db/schema fails here; the runner applies the files as they are; re-running is harmless;
+// concurrent runners do not race.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { appendFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { type DatabaseHandle, openDatabase } from '../../db/client.ts';
 import * as schema from '../../db/schema/index.ts';
 import { columnsOf } from '../../migrations/ddl.ts';
-import { HEAD, MIGRATIONS } from '../../migrations/index.ts';
+import { frozenName, SQL_DIR } from '../../migrations/frozen.ts';
+import { HEAD, MIGRATIONS, MIN_COMPATIBLE } from '../../migrations/index.ts';
 import { introspect } from '../../migrations/introspect.ts';
 import { BASE, checkCompatibility, currentRevision, downgrade, upgrade } from '../../migrations/runner.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
@@ -73,6 +79,58 @@ test('the live schema has exactly the tables and columns of db/schema', async ()
         `${getTableConfig(t).name}.${c.name} nullability`,
       );
   }
+  const indexes = (t: PgTable) => getTableConfig(t).indexes.map((ix) => ix.config.name!);
+  assert.deepEqual(
+    Object.fromEntries(tables.map((t) => [getTableConfig(t).name, indexes(t).sort()])),
+    Object.fromEntries(
+      tables.map((t) => [getTableConfig(t).name, [...live.tables[getTableConfig(t).name]!.indexes].sort()]),
+    ),
+    'indexes match the definitions',
+  );
+});
+
+test('the runner applies the frozen SQL files as they are, not the table definitions', async () => {
+  await downgrade(db, BASE);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'frozen-copy-'));
+  try {
+    cpSync(SQL_DIR, dir, { recursive: true });
+    appendFileSync(
+      path.join(dir, frozenName(db.dialect, '0003_remote_runtime', 'up')),
+      '\nALTER TABLE "remote_runtime_commands" ADD COLUMN "frozen_probe" TEXT;\n',
+    );
+    const plan = { migrations: MIGRATIONS, sqlDir: dir };
+    await upgrade(db, 'head', undefined, plan);
+    const cols = (await introspect(db.sql)).tables.remote_runtime_commands!.columns.map((c) => c.name);
+    assert.ok(cols.includes('frozen_probe'), 'a column only the frozen file names was created');
+    await downgrade(db, BASE, undefined, plan);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  await upgrade(db, 'head');
+  const cols = (await introspect(db.sql)).tables.remote_runtime_commands!.columns.map((c) => c.name);
+  assert.ok(!cols.includes('frozen_probe'));
+});
+
+test('each applied revision records its kind and window; a history from the previous runner gains them', async () => {
+  await upgrade(db, 'head');
+  const rows = await db.sql.query<{ version: string; kind: string; min_compatible: string }>(
+    'SELECT version, kind, min_compatible FROM schema_migrations WHERE version = ?',
+    [HEAD],
+  );
+  assert.deepEqual(
+    { ...rows[0] },
+    { version: HEAD, kind: MIGRATIONS.at(-1)!.kind, min_compatible: MIN_COMPATIBLE },
+  );
+  // The previous runner's history table had only (version, applied_at).
+  await db.sql.exec('ALTER TABLE schema_migrations DROP COLUMN kind');
+  await db.sql.exec('ALTER TABLE schema_migrations DROP COLUMN min_compatible');
+  assert.equal((await checkCompatibility(db.sql)).compatible, true);
+  assert.deepEqual(await upgrade(db, 'head'), []);
+  const again = await db.sql.query<{ version: string; kind: string; min_compatible: string }>(
+    'SELECT version, kind, min_compatible FROM schema_migrations WHERE version = ?',
+    [HEAD],
+  );
+  assert.deepEqual({ ...again[0] }, { ...rows[0] });
 });
 
 test('remote-workspace history: downgrading 0002 removes its tables and agent_sessions columns', async () => {
