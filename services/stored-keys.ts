@@ -5,16 +5,13 @@
 // always decrypts to the same key, so the memo can never hand out a deleted or replaced key: the
 // proxy still reads which ciphertext is current from the database on every call; the memo only bounds
 // how long a plaintext stays in this process's memory.
-import type { Settings } from '../config/settings.ts';
 import { decryptSecret, encryptSecret, keyHash, maskKey } from '../domain/crypto/fernet.ts';
-import { storageKey } from './secrets.ts';
+import { type KeySettings, storageKey } from './secrets.ts';
 
 const PLAINTEXT_TTL_MS = 5_000;
 const MAX_REMEMBERED = 256;
 
-export function storedKeyCipher(
-  settings: Pick<Settings, 'SVC_ENCRYPTION_KEY' | 'SECRET_KEY' | 'production'>,
-) {
+export function storedKeyCipher(settings: KeySettings) {
   const key = storageKey(settings);
   const remembered = new Map<string, { plain: string; until: number }>();
 

@@ -3,7 +3,9 @@
  *
  * Towards the provider: the caller's headers minus hop-by-hop headers and minus every credential the
  * caller could have sent (its proxy token travels as Authorization, x-api-key or x-goog-api-key
- * depending on the SDK; cookies could carry our own session), then the provider's own auth header.
+ * depending on the SDK; cookies could carry our own session), minus the headers that pick which
+ * account the provider bills (a caller must not choose the organisation or project the tenant's key
+ * is charged to), then the provider's own auth header.
  * Towards the caller: the provider's headers minus hop-by-hop headers.
  */
 import type { OutgoingHttpHeaders } from 'node:http';
@@ -26,8 +28,19 @@ const HOP_BY_HOP = new Set([
   'host',
 ]);
 
-/** Everything a caller might authenticate with; none of it may reach the provider. */
-const CALLER_CREDENTIALS = new Set(['authorization', 'x-api-key', 'x-goog-api-key', 'api-key', 'cookie']);
+/** Everything a caller might authenticate with or choose a billed account by; none of it reaches the provider. */
+const CALLER_CREDENTIALS = new Set([
+  'authorization',
+  'x-api-key',
+  'x-goog-api-key',
+  'api-key',
+  'cookie',
+  'ocp-apim-subscription-key',
+  // Provider account selectors: OpenAI organisation and project, Google Cloud billing/quota project.
+  'openai-organization',
+  'openai-project',
+  'x-goog-user-project',
+]);
 
 /**
  * Builds the upstream request headers from the caller's raw headers (name/value pairs, as

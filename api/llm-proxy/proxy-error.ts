@@ -1,8 +1,9 @@
 import type { ServerResponse } from 'node:http';
 
 /**
- * Error types the proxy itself answers with. Provider errors pass through untouched and never use
- * these types, so a caller can tell "the provider said no" from "the proxy could not get there".
+ * Error types the proxy itself answers with. Provider errors pass through (with any echo of the stored
+ * key removed, see key-echo.ts) and never use these types, so a caller can tell "the provider said no"
+ * from "the proxy could not get there".
  * - upstream_error: the provider could not be reached, reset the connection or timed out.
  * - config_error: the stored provider configuration is unusable (spec: also "no key configured").
  * - proxy_error: the request cannot be forwarded as sent, or the proxy cancelled it.
@@ -10,6 +11,9 @@ import type { ServerResponse } from 'node:http';
  *   tenant may no longer use it (401 / 403).
  * - quota_exceeded: a user or tenant quota has no room (429).
  * - quota_check_failed: the quota could not be checked, so the call is refused (fail closed, 503).
+ * - egress_denied: the key was stored by a tenant administrator and its base URL is, or resolves to, a
+ *   loopback, private, link-local or metadata address not on egress.allow_hosts (403: a policy
+ *   refusal that retrying cannot fix; SDKs do not retry 4xx).
  */
 export type ProxyErrorType =
   | 'upstream_error'
@@ -17,7 +21,8 @@ export type ProxyErrorType =
   | 'proxy_error'
   | 'proxy_auth_error'
   | 'quota_exceeded'
-  | 'quota_check_failed';
+  | 'quota_check_failed'
+  | 'egress_denied';
 
 /** Writes `{error: {message, type}}` (the OpenAI-style shape the spec uses for proxy errors). */
 export function sendProxyError(

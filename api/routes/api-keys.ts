@@ -2,6 +2,13 @@
 // target tenant (domain/tenant-scope.ts); `tenant_id` only selects a target and never grants
 // authority. A key that does not exist or lives in another tenant answers 403, never 404. Every call
 // writes an audit record with the fields the spec lists for platform-admin cross-tenant actions.
+//
+// Egress and key origin (issue 8): base_url goes through the one validation module
+// (services/egress/base-url.ts) with the writer's policy: a tenant administrator's key must be https
+// and may not name a loopback, private, link-local or metadata host unless egress.allow_hosts names
+// it; a system administrator may point a key anywhere (audited with the host). A key a system
+// administrator stored (or last repointed / re-keyed) is theirs: a tenant administrator sees it
+// without even the masked key and gets 403 for any change or deletion. Duplicate names answer 409.
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import {
@@ -20,6 +27,7 @@ import {
   resolveKeyTenant,
   TENANT_KEY_ERRORS,
 } from '../../domain/tenant-scope.ts';
+import { checkKeyBaseUrl } from '../../services/egress/base-url.ts';
 import { storageKey } from '../../services/secrets.ts';
 import { requestIdOf, writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
@@ -29,14 +37,15 @@ import { parseInput } from '../middleware/validate.ts';
 type KeyAction = 'API_KEY_CREATE' | 'API_KEY_READ' | 'API_KEY_UPDATE' | 'API_KEY_DELETE';
 type KeyResult = 'success' | 'denied' | 'not_found';
 
+const SYSTEM_ADMIN_KEY =
+  'This key was stored by a system administrator; only a system administrator can change or delete it';
+
 const cliText = z
   .union([z.string().max(100_000), z.record(z.string(), z.unknown()), z.array(z.unknown())])
   .nullish()
   .transform((v) => (v == null ? (v as null | undefined) : typeof v === 'string' ? v : JSON.stringify(v)));
-const baseUrl = z
-  .union([z.url({ protocol: /^https?$/ }).max(500), z.literal('')])
-  .nullish()
-  .transform((v) => (v === '' ? null : v));
+/** Shape and egress policy are checked by checkKeyBaseUrl; '' or null means the provider's default. */
+const baseUrl = z.string().max(500).nullish();
 const createBody = z.object({
   provider: z.enum(KEY_PROVIDERS),
   key_name: z.string().trim().min(1).max(255),
@@ -85,10 +94,12 @@ export function apiKeysRouter(deps: AppDeps): Router {
   const keys = () => tenantApiKeysRepository(deps.database);
   const secret = () => storageKey(deps.settings);
 
-  const keyView = (k: TenantKeyRow) => {
+  /** Not even the masked key of a system administrator's key is shown to a tenant administrator. */
+  const keyView = (k: TenantKeyRow, viewer: Request) => {
     let masked = '****';
     try {
-      masked = maskKey(decryptSecret(k.encryptedKey, secret()));
+      if (!k.createdBySystemAdmin || isSystemAdmin(viewer.auth.user))
+        masked = maskKey(decryptSecret(k.encryptedKey, secret()));
     } catch {}
     return {
       id: k.id,
@@ -101,6 +112,7 @@ export function apiKeysRouter(deps: AppDeps): Router {
       cli_tools: k.cliTools,
       cli_settings: k.cliSettings,
       created_by: k.createdBy,
+      created_by_system_admin: k.createdBySystemAdmin,
       created_at: k.createdAt.toISOString(),
       updated_at: k.updatedAt.toISOString(),
     };
@@ -166,6 +178,17 @@ export function apiKeysRouter(deps: AppDeps): Router {
   /** The key inside the decided tenant, or 403 (audited as `not_found` or `denied`). */
   const keyIn = async (req: Request, action: KeyAction, d: KeyTenantDecision, keyId: number | null) => {
     const k = keyId != null ? await keys().findInTenant(keyId, d.tenantId) : undefined;
+    if (k?.createdBySystemAdmin && !isSystemAdmin(req.auth.user)) {
+      await audit(
+        req,
+        action,
+        d.tenantId,
+        'denied',
+        { id: k.id, name: k.keyName },
+        { reason: 'system_admin_key' },
+      );
+      throw new ForbiddenError(SYSTEM_ADMIN_KEY);
+    }
     if (k) return k;
     const result: KeyResult = keyId != null && (await keys().exists(keyId)) ? 'denied' : 'not_found';
     await audit(req, action, d.tenantId, result, { id: keyId });
@@ -176,12 +199,18 @@ export function apiKeysRouter(deps: AppDeps): Router {
     const d = await decide(req, 'API_KEY_READ');
     const rows = await keys().listForTenant(d.tenantId);
     await audit(req, 'API_KEY_READ', d.tenantId, 'success', {}, { count: rows.length });
-    res.json({ success: true, tenant_id: d.tenantId, keys: rows.map(keyView) });
+    res.json({ success: true, tenant_id: d.tenantId, keys: rows.map((k) => keyView(k, req)) });
   });
 
   r.post('/', async (req, res) => {
     const d = await decide(req, 'API_KEY_CREATE');
     const body = parseInput(createBody, req.body);
+    const bySystemAdmin = isSystemAdmin(req.auth.user);
+    const base = await checkKeyBaseUrl(
+      body.base_url,
+      bySystemAdmin ? 'system_admin' : 'tenant_admin',
+      deps.settings,
+    );
     const created = await keys().create(
       {
         tenantId: d.tenantId,
@@ -189,9 +218,10 @@ export function apiKeysRouter(deps: AppDeps): Router {
         keyName: body.key_name,
         encryptedKey: encryptSecret(body.api_key, secret()),
         keyHash: keyHash(body.api_key),
-        baseUrl: body.base_url ?? null,
+        baseUrl: base.url,
         isActive: body.is_active,
         createdBy: req.auth.user.id,
+        createdBySystemAdmin: bySystemAdmin,
         cliTools: body.cli_tools ?? null,
         cliSettings: body.cli_settings ?? null,
       },
@@ -203,9 +233,9 @@ export function apiKeysRouter(deps: AppDeps): Router {
       d.tenantId,
       'success',
       { id: created.id, name: created.keyName },
-      { provider: created.provider },
+      { provider: created.provider, base_url_host: base.host },
     );
-    res.status(201).json({ success: true, key: keyView(created) });
+    res.status(201).json({ success: true, key: keyView(created, req) });
   });
 
   r.put('/:key_id', async (req, res) => {
@@ -220,11 +250,24 @@ export function apiKeysRouter(deps: AppDeps): Router {
       patch.encryptedKey = encryptSecret(body.api_key, secret());
       patch.keyHash = keyHash(body.api_key);
     }
-    if (body.base_url !== undefined) patch.baseUrl = body.base_url;
+    const bySystemAdmin = isSystemAdmin(req.auth.user);
+    let baseUrlHost: string | null | undefined;
+    if (body.base_url !== undefined) {
+      const base = await checkKeyBaseUrl(
+        body.base_url,
+        bySystemAdmin ? 'system_admin' : 'tenant_admin',
+        deps.settings,
+      );
+      patch.baseUrl = base.url;
+      baseUrlHost = base.host;
+    }
     if (body.is_active !== undefined) patch.isActive = body.is_active;
     if (body.cli_tools !== undefined) patch.cliTools = body.cli_tools;
     if (body.cli_settings !== undefined) patch.cliSettings = body.cli_settings;
     if (!Object.keys(patch).length) throw new BadRequestError('Nothing to update');
+    // A system administrator who repoints or re-keys a key takes it over: it may now point anywhere.
+    if (bySystemAdmin && (patch.baseUrl !== undefined || patch.encryptedKey !== undefined))
+      patch.createdBySystemAdmin = true;
     await keys().update(existing.id, d.tenantId, patch, deps.now());
     const updated = (await keys().findInTenant(existing.id, d.tenantId))!;
     await audit(
@@ -235,11 +278,12 @@ export function apiKeysRouter(deps: AppDeps): Router {
       { id: updated.id, name: updated.keyName },
       {
         changed: Object.keys(patch)
-          .filter((f) => f !== 'encryptedKey' && f !== 'keyHash')
+          .filter((f) => f !== 'encryptedKey' && f !== 'keyHash' && f !== 'createdBySystemAdmin')
           .concat(patch.encryptedKey ? ['api_key'] : []),
+        ...(baseUrlHost !== undefined ? { base_url_host: baseUrlHost } : {}),
       },
     );
-    res.json({ success: true, key: keyView(updated) });
+    res.json({ success: true, key: keyView(updated, req) });
   });
 
   r.delete('/:key_id', async (req, res) => {

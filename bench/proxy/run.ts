@@ -207,6 +207,9 @@ export async function startApi(mockUrl: string) {
     encryptedKey: sealed.encryptedKey,
     keyHash: sealed.keyHash,
     baseUrl: `${mockUrl}/v1`,
+    // Stored by a system administrator, as a self-hosted gateway key would be: the egress policy for
+    // tenant-written keys (which refuses loopback) does not apply.
+    createdBySystemAdmin: true,
   });
   const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
   // warn: the production default (info) writes nothing per successful call either; this keeps the

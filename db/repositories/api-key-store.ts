@@ -1,7 +1,22 @@
 // The only SQL for `api_key_store`: the stored provider keys the remote model proxy uses. Rows hold
 // ciphertext only (services encrypt before calling create).
 import { and, asc, eq } from 'drizzle-orm';
+import { ConflictError } from '../../domain/errors.ts';
 import type { DatabaseHandle } from '../client.ts';
+import { isUniqueViolation } from '../unique-violation.ts';
+
+/** The answer to a second key of the same name in a tenant (unique index api_key_store_tenant_name). */
+export const DUPLICATE_KEY_NAME = 'An API key with this key_name already exists for the tenant';
+
+/** Runs an insert or update of api_key_store, turning the name's unique violation into 409. */
+export async function uniqueKeyName<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ConflictError(DUPLICATE_KEY_NAME);
+    throw error;
+  }
+}
 
 export type StoredKeyRow = DatabaseHandle['t']['apiKeyStore']['$inferSelect'];
 
@@ -35,8 +50,9 @@ export function apiKeyStoreRepository({ db, t }: DatabaseHandle) {
         );
       return row;
     },
+    /** 409 ConflictError when the tenant already has a key of this name. */
     async create(values: typeof k.$inferInsert): Promise<StoredKeyRow> {
-      const [row] = await db.insert(k).values(values).returning();
+      const [row] = await uniqueKeyName(() => db.insert(k).values(values).returning());
       return row!;
     },
     async remove(id: number): Promise<boolean> {

@@ -26,7 +26,8 @@ export interface ProxyCallContext {
   tenantName: string | null;
   tenantStatus: string | null;
   tenantDeletedAt: Date | null;
-  key: { id: number; encryptedKey: string; baseUrl: string | null } | null;
+  /** createdBySystemAdmin: false means the proxy connects through the egress guard. */
+  key: { id: number; encryptedKey: string; baseUrl: string | null; createdBySystemAdmin: boolean } | null;
 }
 
 const CALL_CONTEXT = `
@@ -34,7 +35,7 @@ SELECT pt.session_id, pt.user_id, COALESCE(pt.tenant_id, s.tenant_id) AS tenant_
        pt.revoked_at, s.status AS session_status, s.tool_name, s.host_name,
        u.id AS user_row, u.is_active AS user_active, u.deleted_at AS user_deleted_at, u.username,
        tn.name AS tenant_name, tn.status AS tenant_status, tn.deleted_at AS tenant_deleted_at,
-       k.id AS key_id, k.encrypted_key, k.base_url
+       k.id AS key_id, k.encrypted_key, k.base_url, k.created_by_system_admin
 FROM proxy_tokens pt
 LEFT JOIN agent_sessions s ON s.session_id = pt.session_id
 LEFT JOIN users u ON u.id = pt.user_id
@@ -91,6 +92,7 @@ export function proxyTokensRepository({ db, t, sql }: DatabaseHandle) {
                 id: Number(r.key_id),
                 encryptedKey: String(r.encrypted_key),
                 baseUrl: r.base_url == null ? null : String(r.base_url),
+                createdBySystemAdmin: Boolean(r.created_by_system_admin),
               },
       };
     },

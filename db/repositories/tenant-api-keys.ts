@@ -2,6 +2,7 @@
 // write names the tenant in its WHERE clause, so a key of another tenant is simply not found.
 import { and, asc, eq } from 'drizzle-orm';
 import type { DatabaseHandle } from '../client.ts';
+import { uniqueKeyName } from './api-key-store.ts';
 
 export interface TenantKeyInsert {
   tenantId: number;
@@ -14,6 +15,8 @@ export interface TenantKeyInsert {
   createdBy: number;
   cliTools: string | null;
   cliSettings: string | null;
+  /** The writer was a system administrator (see the column in db/schema/remote.ts). */
+  createdBySystemAdmin: boolean;
 }
 
 export type TenantKeyPatch = Partial<Omit<TenantKeyInsert, 'tenantId' | 'createdBy'>>;
@@ -40,18 +43,24 @@ export function tenantApiKeysRepository({ db, t }: DatabaseHandle) {
       const rows = await db.select({ id: k.id }).from(k).where(eq(k.id, id));
       return rows.length > 0;
     },
+    /** 409 ConflictError when the tenant already has a key of this name. */
     async create(values: TenantKeyInsert, at: Date) {
-      const [row] = await db
-        .insert(k)
-        .values({ ...values, createdAt: at, updatedAt: at })
-        .returning();
+      const [row] = await uniqueKeyName(() =>
+        db
+          .insert(k)
+          .values({ ...values, createdAt: at, updatedAt: at })
+          .returning(),
+      );
       return row!;
     },
+    /** 409 ConflictError when a rename collides with another key of the tenant. */
     async update(id: number, tenantId: number, patch: TenantKeyPatch, at: Date): Promise<void> {
-      await db
-        .update(k)
-        .set({ ...patch, updatedAt: at })
-        .where(and(eq(k.id, id), eq(k.tenantId, tenantId)));
+      await uniqueKeyName(() =>
+        db
+          .update(k)
+          .set({ ...patch, updatedAt: at })
+          .where(and(eq(k.id, id), eq(k.tenantId, tenantId))),
+      );
     },
     async delete(id: number, tenantId: number): Promise<void> {
       await db.delete(k).where(and(eq(k.id, id), eq(k.tenantId, tenantId)));

@@ -26,6 +26,10 @@ export const remoteMachines = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     lastHeartbeat: ts('last_heartbeat'),
+    // Added by 0010_remote_machine_key: random per registration generation. A machine deleted and
+    // registered again under the same agent-chosen machine_id gets a new key, and its sessions and
+    // commands carry the key they were created under, so they are never inherited by the newcomer.
+    machineKey: str('machine_key', 64),
   },
   (t) => [index('remote_machines_tenant').on(t.tenantId)],
 );
@@ -61,8 +65,16 @@ export const apiKeyStore = pgTable(
     updatedAt: updatedAt(),
     cliTools: txt('cli_tools'),
     cliSettings: txt('cli_settings'),
+    /**
+     * 0008: a system administrator stored (or last repointed / re-keyed) this key. Such a key may point
+     * anywhere and skips the proxy's egress guard; a tenant administrator cannot change or delete it.
+     */
+    createdBySystemAdmin: bool('created_by_system_admin', false),
   },
-  (t) => [index('api_key_store_tenant_provider').on(t.tenantId, t.provider)],
+  (t) => [
+    index('api_key_store_tenant_provider').on(t.tenantId, t.provider),
+    uniqueIndex('api_key_store_tenant_name').on(t.tenantId, t.keyName),
+  ],
 );
 
 /** One-time machine registration tokens; only the SHA-256 of the token is stored. */
@@ -75,6 +87,11 @@ export const registrationTokens = pgTable('registration_tokens', {
   expiresAt: ts('expires_at'),
   consumedAt: ts('consumed_at'),
   consumedByMachineId: str('consumed_by_machine_id', 64),
+  // Added by 0010_remote_machine_key: a re-enrolment token names the existing machine it may take
+  // over (null = new machines only); a revoked token is refused like a consumed one.
+  machineId: str('machine_id', 64),
+  revokedAt: ts('revoked_at'),
+  revokedBy: int('revoked_by'),
 });
 
 // Tables introduced by 0003_remote_runtime.
@@ -95,6 +112,8 @@ export const remoteRuntimeCommands = pgTable(
     deliveredAt: ts('delivered_at'),
     respondedAt: ts('responded_at'),
     expiresAt: ts('expires_at'),
+    /** Added by 0010_remote_machine_key: the machine generation the command was queued for. */
+    machineKey: str('machine_key', 64),
   },
   (t) => [index('remote_runtime_commands_machine_status').on(t.machineId, t.status)],
 );

@@ -14,7 +14,7 @@ import {
   uniqueName,
 } from '../support/actors.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
-import { api } from '../support/session.ts';
+import { api, login, type Session } from '../support/session.ts';
 
 // Document 1, "Roles and permissions": the built-in permission sets. Administrators (legacy admin,
 // platform_admin, tenant_admin) hold all 19.
@@ -99,6 +99,8 @@ interface Fixtures {
   cast: Cast;
   userInA: number;
   keyInA: number;
+  /** A tenant admin of A outside the cast (cast sessions end in the logout row). */
+  keyWriter: Session;
   tenantC: number;
 }
 
@@ -124,9 +126,10 @@ const keyBody = (name: string) => ({
   api_key: 'sk-test-000000000000000000000000',
 });
 
+/** A key of tenant A written by A's tenant admin (a system admin's key is theirs alone to change). */
 async function newKeyInA(): Promise<number> {
   const r = await api(app.url, 'POST', `/api/api-keys?tenant_id=${f.cast.tenantA}`, {
-    auth: f.cast.admin,
+    auth: f.keyWriter,
     body: keyBody(uniqueName('k')),
   });
   assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -416,7 +419,14 @@ before(async () => {
   app = await startTestApp();
   const cast = await buildCast(app);
   const victim = await createUser(app, cast.admin, { role: 'user', tenant_id: cast.tenantA });
-  f = { cast, userInA: victim.id, keyInA: 0, tenantC: await createTenant(app, cast.admin) };
+  const writer = await createUser(app, cast.admin, { role: 'tenant_admin', tenant_id: cast.tenantA });
+  f = {
+    cast,
+    userInA: victim.id,
+    keyInA: 0,
+    tenantC: await createTenant(app, cast.admin),
+    keyWriter: await login(app.url, writer.username, writer.password),
+  };
   f.keyInA = await newKeyInA();
 });
 after(() => app?.close());

@@ -4,12 +4,17 @@
 //
 //   GET    /api/remote/api-keys[?tenant_id=N]  {keys: [masked views]}
 //   POST   /api/remote/api-keys                {provider, key_name, api_key, base_url?, tenant_id?}
-//                                              -> 201 {success, key}; 400 invalid input or provider;
-//                                                 409 the same key is already stored for the tenant
+//                                              -> 201 {success, key}; 400 invalid input, provider or
+//                                                 base_url; 409 the same key, or a key of the same
+//                                                 key_name, is already stored for the tenant
 //   DELETE /api/remote/api-keys/<id>           {success}; 404 unknown id
 //
 // `tenant_id` is optional (the spec's payload has none): the key belongs to that tenant, else to the
 // administrator's own tenant, else to the default tenant. Everyone else gets 403, audited.
+// base_url passes the one validation module (services/egress/base-url.ts) with the system-admin policy:
+// any host (private gateways are normal), never credentials; the audit record names the host. Keys
+// stored here are marked created_by_system_admin: tenant administrators cannot change or delete them,
+// and the proxy does not run its egress guard for them.
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { apiKeyStoreRepository, type StoredKeyRow } from '../../../db/repositories/api-key-store.ts';
@@ -18,10 +23,10 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '.
 import { isKeyProvider, KEY_PROVIDERS } from '../../../domain/key-providers.ts';
 import { machineStanding, mayPerform } from '../../../domain/remote-authority.ts';
 import { DEFAULT_TENANT_ID } from '../../../domain/tenants.ts';
+import { checkKeyBaseUrl } from '../../../services/egress/base-url.ts';
 import { storedKeyCipher } from '../../../services/stored-keys.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
-import { buildUpstreamUrl, UpstreamUrlError } from '../../llm-proxy/upstream-url.ts';
 import { authenticate } from '../../middleware/auth.ts';
 import { parseInput } from '../../middleware/validate.ts';
 
@@ -40,24 +45,6 @@ const createBody = z.object({
 const listQuery = z.object({ tenant_id: tenantId.optional() });
 const idParam = z.object({ id: tenantId });
 
-/** A base URL the proxy can use, that carries no credentials of its own (they would be logged). */
-function checkedBaseUrl(raw: string | null | undefined): string | null {
-  if (raw === undefined || raw === null || raw === '') return null;
-  let url: URL;
-  try {
-    url = new URL(raw);
-    buildUpstreamUrl(raw, '/');
-  } catch (error) {
-    if (error instanceof UpstreamUrlError || error instanceof TypeError)
-      throw new BadRequestError('base_url must be an http or https URL');
-    throw error;
-  }
-  if (url.username || url.password) throw new BadRequestError('base_url must not contain credentials');
-  if ([...url.searchParams.keys()].some((k) => /key|token|secret/i.test(k)))
-    throw new BadRequestError('base_url must not carry a key in its query; store the key as api_key');
-  return raw.replace(/\/+$/, '');
-}
-
 export function apiKeyVaultRouter(deps: AppDeps): Router {
   const r = Router();
   const auth = authenticate(deps);
@@ -75,6 +62,7 @@ export function apiKeyVaultRouter(deps: AppDeps): Router {
     base_url: row.baseUrl,
     is_active: row.isActive,
     created_by: row.createdBy,
+    created_by_system_admin: row.createdBySystemAdmin,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     cli_tools: row.cliTools,
@@ -106,7 +94,7 @@ export function apiKeyVaultRouter(deps: AppDeps): Router {
     const body = parseInput(createBody, req.body);
     if (!isKeyProvider(body.provider))
       throw new BadRequestError(`provider must be one of ${KEY_PROVIDERS.join(', ')}`);
-    const baseUrl = checkedBaseUrl(body.base_url);
+    const base = await checkKeyBaseUrl(body.base_url, 'system_admin', deps.settings);
     const tenant = body.tenant_id ?? req.auth.user.tenantId ?? DEFAULT_TENANT_ID;
     if (!(await tenantsRepository(deps.database).findById(tenant)))
       throw new BadRequestError('Unknown tenant_id');
@@ -127,9 +115,10 @@ export function apiKeyVaultRouter(deps: AppDeps): Router {
       keyName: body.key_name,
       encryptedKey: sealed.encryptedKey,
       keyHash: sealed.keyHash,
-      baseUrl,
+      baseUrl: base.url,
       isActive: true,
       createdBy: req.auth.user.id,
+      createdBySystemAdmin: true,
       createdAt: now,
       updatedAt: now,
       cliTools: body.cli_tools ?? null,
@@ -140,7 +129,12 @@ export function apiKeyVaultRouter(deps: AppDeps): Router {
       resourceType: 'api_key_store',
       resourceId: row.id,
       targetTenantId: tenant,
-      details: { provider: row.provider, key_name: row.keyName, base_url: row.baseUrl },
+      details: {
+        provider: row.provider,
+        key_name: row.keyName,
+        base_url: row.baseUrl,
+        base_url_host: base.host,
+      },
     });
     res.status(201).json({ success: true, key: view(row) });
   });
