@@ -12,12 +12,17 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { KeyProvider } from '../../domain/key-providers.ts';
-import { type Usage, type UsageResult, usageMissing } from '../../domain/usage/usage.ts';
+import { addStreamUsageOption } from '../../domain/proxy/stream-usage-option.ts';
+import { estimatedUsage } from '../../domain/usage/estimate.ts';
+import { type Usage, type UsageResult, usageMissing, usageOk } from '../../domain/usage/usage.ts';
 import { createUsageTap } from '../../domain/usage/usage-tap.ts';
 import { detectWireFormat, type WireFormat } from '../../domain/usage/wire-format.ts';
+import type { EgressGuard } from '../../services/egress/guard.ts';
 import { decodingUsageTap, type MaybeAsyncUsageTap } from './decoding-usage-tap.ts';
 import { requestHeadersForUpstream, responseHeadersForClient } from './forwarded-headers.ts';
+import { relayProviderError } from './provider-error-relay.ts';
 import { sendProxyError } from './proxy-error.ts';
+import { RequestBodyKeeper, readRequestBody, usageChunkStripper } from './stream-usage-rewrite.ts';
 import { buildUpstreamUrl, type UpstreamTarget, UpstreamUrlError } from './upstream-url.ts';
 
 /** Idle time without any upstream bytes before the call is given up (the spec's ingress timeout). */
@@ -27,6 +32,10 @@ const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
  * so that a reused socket is rarely one the provider is closing at that moment.
  */
 const FREE_SOCKET_TIMEOUT_MS = 30_000;
+
+/** Shown to the caller; the host and the reason are in the proxy's log (upstream_error EGRESS_DENIED). */
+const EGRESS_DENIED_MESSAGE =
+  "The stored key's base URL points to an address that keys stored by a tenant administrator may not reach";
 
 const agents = {
   'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo', timeout: FREE_SOCKET_TIMEOUT_MS }),
@@ -45,6 +54,18 @@ export interface ForwardOptions {
   provider: KeyProvider;
   /** Usage format of the call; detected from provider and path when undefined (the usual case). */
   wireFormat?: WireFormat | null;
+  /**
+   * An OpenAI-format chat-completions endpoint: the body is read whole and a streamed call gets
+   * `stream_options.include_usage`; what that adds is stripped from the answer unless the caller
+   * asked for it (stream-usage-rewrite.ts).
+   */
+  addsStreamUsage?: boolean;
+  /**
+   * Set for keys written by a tenant administrator: the connection goes through this guard's agents,
+   * whose DNS step refuses loopback/private/metadata addresses and pins the checked address
+   * (services/egress/guard.ts). A refusal answers 403 `egress_denied`. Unset: no extra work at all.
+   */
+  egress?: EgressGuard;
   /** Cancels the call (for example when the session is revoked mid-stream). */
   signal?: AbortSignal;
   /** Give up when the provider sends nothing for this long. Default 300 s. */
@@ -86,6 +107,10 @@ class ForwardedCall {
   private noUsageReason: string;
   private upstream: http.ClientRequest | undefined;
   private settled = false;
+  /** The request body, kept for a prompt estimate when a stream ends without usage. */
+  private requestBody: RequestBodyKeeper | undefined;
+  /** include_usage was added for the caller: strip it from the answer. */
+  private stripUsage = false;
 
   constructor(
     private readonly options: ForwardOptions,
@@ -125,6 +150,12 @@ class ForwardedCall {
       else this.reply(400, 'proxy_error', error.message);
       return;
     }
+    const egress = this.options.egress;
+    if (egress !== undefined && egress.refusal(target.hostname) !== null) {
+      this.upstreamError = 'EGRESS_DENIED';
+      this.reply(403, 'egress_denied', EGRESS_DENIED_MESSAGE);
+      return;
+    }
     if (req.readableEnded && hasBody(req)) {
       // A body parser ran first; forwarding now would silently send an empty body.
       this.reply(500, 'proxy_error', 'Request body was consumed before the proxy could forward it');
@@ -139,7 +170,7 @@ class ForwardedCall {
       path: target.path,
       method: req.method,
       headers: requestHeadersForUpstream(req.rawHeaders, this.options.providerAuth),
-      agent: agents[target.protocol],
+      agent: (egress?.agents ?? agents)[target.protocol],
     });
     this.upstream = upstream;
     upstream.setTimeout(this.options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, () => {
@@ -147,7 +178,39 @@ class ForwardedCall {
     });
     upstream.on('response', this.onUpstreamResponse);
     upstream.on('error', this.onUpstreamError);
-    req.pipe(upstream);
+    this.sendBody(upstream);
+  }
+
+  /** Sends the request body: piped as it comes, or read whole first for a chat-completions rewrite. */
+  private sendBody(upstream: http.ClientRequest): void {
+    const { req } = this.options;
+    if (this.wireFormat !== null) {
+      const keeper = new RequestBodyKeeper();
+      this.requestBody = keeper;
+      if (!this.options.addsStreamUsage) req.on('data', (chunk: Buffer) => keeper.keep(chunk));
+    }
+    if (!this.options.addsStreamUsage) {
+      req.pipe(upstream);
+      return;
+    }
+    void readRequestBody(req).then((held) => {
+      if (upstream.destroyed || this.settled) return;
+      if (!held.ok) {
+        upstream.destroy();
+        if (held.reason === 'too_large')
+          this.reply(413, 'proxy_error', 'Request body too large (limit 50 MB)');
+        return;
+      }
+      this.requestBody?.keep(held.body);
+      const rewrite = addStreamUsageOption(held.body);
+      let body = held.body;
+      if (rewrite.kind === 'rewritten') {
+        body = rewrite.body;
+        this.stripUsage = true;
+        upstream.setHeader('content-length', body.length);
+      }
+      upstream.end(body);
+    });
   }
 
   private onUpstreamResponse = (upstreamRes: IncomingMessage): void => {
@@ -157,8 +220,33 @@ class ForwardedCall {
       return;
     }
     const status = upstreamRes.statusCode ?? 502;
+    if (status >= 400) {
+      // Error bodies are small and may echo the key: buffered, scrubbed, then relayed.
+      this.status = status;
+      relayProviderError(upstreamRes, res, status, this.options.providerAuth, {
+        onBytes: (n) => {
+          this.bytes += n;
+        },
+        onFailure: (code) => {
+          this.upstreamError = code;
+          this.reply(
+            502,
+            'upstream_error',
+            'The model provider sent an error response the proxy cannot relay',
+          );
+        },
+      });
+      if (this.wireFormat !== null) this.noUsageReason = `provider answered ${status}`;
+      return;
+    }
+    // Only an uncompressed event stream can be filtered (the proxy asks for identity encoding).
+    const strip =
+      this.stripUsage &&
+      (rawHeader(upstreamRes.rawHeaders, 'content-type') ?? '').includes('text/event-stream') &&
+      (rawHeader(upstreamRes.rawHeaders, 'content-encoding') ?? 'identity') === 'identity';
     try {
-      res.writeHead(status, responseHeadersForClient(upstreamRes.rawHeaders));
+      const headers = responseHeadersForClient(upstreamRes.rawHeaders);
+      res.writeHead(status, strip ? withoutContentLength(headers) : headers);
     } catch {
       // A header Node refuses to send on (writeHead validates names and values); never crash on it.
       upstreamRes.destroy();
@@ -195,13 +283,18 @@ class ForwardedCall {
       this.upstreamError = 'ECONNRESET';
       res.destroy();
     });
-    upstreamRes.pipe(res);
+    if (strip) upstreamRes.pipe(usageChunkStripper()).pipe(res);
+    else upstreamRes.pipe(res);
   };
 
   private onUpstreamError = (error: Error & { code?: string }): void => {
     // Errors caused by our own abort (caller gone, cancelled) are expected.
     if (this.settled || this.aborted) return;
     this.upstreamError = error.code ?? 'UNKNOWN';
+    if (this.upstreamError === 'EGRESS_DENIED' && !this.options.res.headersSent) {
+      this.reply(403, 'egress_denied', EGRESS_DENIED_MESSAGE);
+      return;
+    }
     if (this.options.res.headersSent) {
       this.options.res.destroy();
       return;
@@ -260,7 +353,12 @@ class ForwardedCall {
     }
   }
 
-  private complete(usage: UsageResult): void {
+  private complete(ended: UsageResult): void {
+    // A stream that ended without usage is estimated from its text and the request's (estimate.ts).
+    const usage =
+      ended.usage === null && ended.outputChars !== undefined && this.requestBody !== undefined
+        ? usageOk(estimatedUsage(this.requestBody.promptChars(), ended.outputChars), this.aborted)
+        : ended;
     const result: ForwardResult = {
       status: this.status,
       usage: usage.usage,
@@ -282,6 +380,15 @@ class ForwardedCall {
 }
 
 function noop(): void {}
+
+/** A flat name/value header list without content-length (the body is rewritten on the way). */
+function withoutContentLength(headers: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i].toLowerCase() !== 'content-length') out.push(headers[i], headers[i + 1]);
+  }
+  return out;
+}
 
 function hasBody(req: IncomingMessage): boolean {
   const length = rawHeader(req.rawHeaders, 'content-length');

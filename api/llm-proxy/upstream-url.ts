@@ -95,7 +95,7 @@ function parseBase(upstreamBase: string): ParsedBase {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UpstreamUrlError('Provider base URL must be http or https', 'bad_base');
   }
-  const path = url.pathname.replace(/\/+$/, '');
+  const path = withoutTrailingSlashes(url.pathname);
   const lastSegment = path.slice(path.lastIndexOf('/'));
   const parsed: ParsedBase = {
     protocol: url.protocol,
@@ -109,4 +109,11 @@ function parseBase(upstreamBase: string): ParsedBase {
   if (parsedBases.size >= MAX_CACHED_BASES) parsedBases.clear();
   parsedBases.set(upstreamBase, parsed);
   return parsed;
+}
+
+/** A loop, not /\/+$/ (which rescans a run of slashes from every position: quadratic). */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--;
+  return path.slice(0, end);
 }

@@ -8,6 +8,7 @@
  * placeholder); each `message_delta` carries cumulative `usage` (always output_tokens, sometimes the
  * input/cache fields too). Final usage = message_start usage overlaid with the last message_delta's.
  */
+import { jsonStringValueChars } from './estimate.ts';
 import type { StreamUsageCollector, WireFormatUsage } from './stream-collector.ts';
 import {
   buildUsage,
@@ -76,4 +77,12 @@ function streamCollector(): StreamUsageCollector {
   };
 }
 
-export const anthropicMessagesUsage: WireFormatUsage = { fromJson, streamCollector };
+const GENERATED = ['text', 'partial_json', 'thinking'];
+
+export const anthropicMessagesUsage: WireFormatUsage = {
+  fromJson,
+  streamCollector,
+  // Only deltas: message_start and content_block_start carry empty or repeated text.
+  outputChars: (event, data) =>
+    (event ?? sniffEventType(data)) === 'content_block_delta' ? jsonStringValueChars(data, GENERATED) : 0,
+};

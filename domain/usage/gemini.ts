@@ -9,6 +9,7 @@
  * one is final. With `?alt=sse` the chunks are SSE `data:` events; without it the body is one JSON
  * array of the same objects (read by fromJson).
  */
+import { jsonStringValueChars } from './estimate.ts';
 import type { StreamUsageCollector, WireFormatUsage } from './stream-collector.ts';
 import {
   buildUsage,
@@ -65,4 +66,10 @@ function streamCollector(): StreamUsageCollector {
   };
 }
 
-export const geminiUsage: WireFormatUsage = { fromJson, streamCollector };
+const GENERATED = ['text'];
+
+export const geminiUsage: WireFormatUsage = {
+  fromJson,
+  streamCollector,
+  outputChars: (_event, data) => jsonStringValueChars(data, GENERATED),
+};

@@ -7,6 +7,7 @@
  * chunk before `data: [DONE]` (empty `choices`); every other chunk has `"usage": null`. Some
  * compatible servers repeat cumulative usage on every chunk: the last one wins either way.
  */
+import { jsonStringValueChars } from './estimate.ts';
 import type { StreamUsageCollector, WireFormatUsage } from './stream-collector.ts';
 import {
   buildUsage,
@@ -61,4 +62,10 @@ function streamCollector(): StreamUsageCollector {
   };
 }
 
-export const openAiChatUsage: WireFormatUsage = { fromJson, streamCollector };
+const GENERATED = ['content', 'arguments', 'reasoning_content', 'refusal'];
+
+export const openAiChatUsage: WireFormatUsage = {
+  fromJson,
+  streamCollector,
+  outputChars: (_event, data) => jsonStringValueChars(data, GENERATED),
+};

@@ -6,6 +6,7 @@
  * Streaming: only the terminal event (`response.completed`, `response.incomplete` or
  * `response.failed`) carries `response.usage`; it is the one event parsed.
  */
+import { jsonStringValueChars } from './estimate.ts';
 import type { StreamUsageCollector, WireFormatUsage } from './stream-collector.ts';
 import {
   buildUsage,
@@ -59,4 +60,14 @@ function streamCollector(): StreamUsageCollector {
   };
 }
 
-export const openAiResponsesUsage: WireFormatUsage = { fromJson, streamCollector };
+const GENERATED = ['delta'];
+
+export const openAiResponsesUsage: WireFormatUsage = {
+  fromJson,
+  streamCollector,
+  // Only `*.delta` events: the `*.done` events and the terminal response repeat the whole text.
+  outputChars: (event, data) => {
+    const type = event ?? sniffEventType(data);
+    return type?.endsWith('.delta') ? jsonStringValueChars(data, GENERATED) : 0;
+  },
+};

@@ -14,4 +14,9 @@ export interface StreamUsageCollector {
 export interface WireFormatUsage {
   fromJson(body: unknown): UsageResult;
   streamCollector(): StreamUsageCollector;
+  /**
+   * Characters of generated text (text, tool-call arguments, reasoning) one SSE event carries, for an
+   * estimate when the stream ends without usage (estimate.ts). A substring scan, no JSON parsing.
+   */
+  outputChars(event: string | undefined, data: string): number;
 }

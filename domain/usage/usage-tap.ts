@@ -35,7 +35,7 @@ export function createUsageTap(
   const reader = WIRE_FORMAT_USAGE[format];
   const type = (contentType ?? '').toLowerCase();
   if (type.includes('text/event-stream')) {
-    return new SseUsageTap(reader.streamCollector(), options.maxEventChars ?? DEFAULT_MAX_EVENT_CHARS);
+    return new SseUsageTap(reader, options.maxEventChars ?? DEFAULT_MAX_EVENT_CHARS);
   }
   if (type.includes('json')) return new JsonUsageTap(reader, options.maxJsonBytes ?? DEFAULT_MAX_JSON_BYTES);
   return noUsageTap(`response content-type "${type || 'none'}" carries no readable usage`);
@@ -49,15 +49,20 @@ export function noUsageTap(reason: string): UsageTap {
 class SseUsageTap implements UsageTap {
   private readonly decoder = new TextDecoder();
   private readonly parser: EventSourceParser;
+  private readonly collector: StreamUsageCollector;
   private failure: string | undefined;
+  /** Generated text seen so far, for an estimate if the stream ends without usage. */
+  private outputChars = 0;
 
-  constructor(
-    private readonly collector: StreamUsageCollector,
-    maxEventChars: number,
-  ) {
+  constructor(reader: WireFormatUsage, maxEventChars: number) {
+    const collector = reader.streamCollector();
+    this.collector = collector;
     this.parser = createParser({
       maxBufferSize: maxEventChars,
-      onEvent: (event) => collector.onEvent(event.event, event.data),
+      onEvent: (event) => {
+        collector.onEvent(event.event, event.data);
+        this.outputChars += reader.outputChars(event.event, event.data);
+      },
       onError: (error) => {
         if (error.type === 'max-buffer-size-exceeded') this.failure = 'an SSE event exceeded the size limit';
       },
@@ -73,7 +78,9 @@ class SseUsageTap implements UsageTap {
   end(): UsageResult {
     if (this.failure === undefined) this.parser.feed(this.decoder.decode());
     if (this.failure !== undefined) return usageMissing(this.failure);
-    return this.collector.result();
+    const result = this.collector.result();
+    if (result.usage === null) result.outputChars = this.outputChars;
+    return result;
   }
 }
 

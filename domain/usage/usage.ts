@@ -16,6 +16,8 @@ export interface Usage {
   cacheWriteTokens: number;
   totalTokens: number;
   model?: string;
+  /** The provider reported no usage: the counts are estimate.ts's tokenizer-free estimate. */
+  estimated?: true;
 }
 
 /**
@@ -23,7 +25,14 @@ export interface Usage {
  * `partial` means the stream ended before the provider's final usage report (for example the client
  * disconnected), so the counts are a lower bound.
  */
-export type UsageResult = { usage: Usage; partial: boolean } | { usage: null; reason: string };
+export type UsageResult =
+  | { usage: Usage; partial: boolean }
+  | {
+      usage: null;
+      reason: string;
+      /** A stream without usage: characters of the text it generated, for an estimate (estimate.ts). */
+      outputChars?: number;
+    };
 
 export function usageOk(usage: Usage, partial = false): UsageResult {
   return { usage, partial };

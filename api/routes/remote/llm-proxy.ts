@@ -13,7 +13,14 @@
 // with the tokens read from it. On PostgreSQL the reservation runs in parallel with the context read
 // (the signed claims already name user and tenant) and is released if the call is refused.
 //
+// The path below the prefix is decoded and normalised once (domain/proxy/request-path.ts) and must be
+// on the provider's endpoint allow-list (domain/proxy/endpoints.ts); EVERY forwarded call reserves one
+// request, and the endpoint's metering decides whether tokens are read from the answer.
+//
 // Our own refusals answer {error: {message, type}} with a type no provider uses:
+//   400 proxy_error         a malformed or ambiguous path (encoded slash, dot segment, `\`, `;`, `#`, `//`)
+//   404 proxy_error         an endpoint that is not on the allow-list
+//   403 proxy_error         an endpoint refused on purpose (batches, files: usage known too late to meter)
 //   401 proxy_auth_error    no token, or a malformed, forged, expired, revoked or unknown token, or
 //                           its session is no longer active
 //   403 proxy_auth_error    the token's user is disabled or its tenant suspended / deleted
@@ -34,6 +41,8 @@ import {
   isKeyProvider,
   type KeyProvider,
 } from '../../../domain/key-providers.ts';
+import { type EndpointMatch, matchBareEndpoint, matchEndpoint } from '../../../domain/proxy/endpoints.ts';
+import { formatProxyPath, normaliseProxyPath } from '../../../domain/proxy/request-path.ts';
 import {
   dimensionName,
   type QuotaExceeded,
@@ -41,7 +50,7 @@ import {
   refusalPeriod,
   secondsUntilPeriodEnd,
 } from '../../../domain/quota.ts';
-import { detectWireFormat, type WireFormat } from '../../../domain/usage/wire-format.ts';
+import { egressGuardFor } from '../../../services/egress/guard.ts';
 import {
   type ProxyTokenRefusal,
   proxyCallRefusal,
@@ -57,7 +66,6 @@ import { type ProxyErrorType, sendProxyError } from '../../llm-proxy/proxy-error
 
 export const LLM_PROXY_PREFIX = '/api/remote/llm-proxy';
 
-const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const REQUEST_ID = /^[\w.-]{1,64}$/;
 const METRIC_ROUTE = `${LLM_PROXY_PREFIX}/*`;
 const NO_RETRY = { 'x-should-retry': 'false' } as const;
@@ -82,8 +90,8 @@ export function proxyTokenOf(req: IncomingMessage): string | undefined {
   const h = req.headers;
   const authorization = h.authorization;
   if (authorization) {
-    const m = BEARER.exec(authorization);
-    if (m) return m[1];
+    const bearer = bearerToken(authorization);
+    if (bearer !== undefined) return bearer;
   }
   const apiKey = h['x-api-key'];
   if (typeof apiKey === 'string' && apiKey.trim()) return apiKey.trim();
@@ -140,6 +148,8 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
   const tokens = proxyTokenService(deps);
   const quota = quotaServiceFor(deps);
   const cipher = storedKeyCipher(deps.settings);
+  // Keys a tenant admin wrote connect through the egress guard (a system admin's keys never do).
+  const egress = egressGuardFor(deps.settings);
   // PostgreSQL: a round trip each, so the reservation overlaps the context read. SQLite runs them
   // in-process in microseconds; there the reservation waits for the verdict and a refused token
   // never writes.
@@ -229,8 +239,18 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     }
     const claims = sig.claims;
     const provider = claims.prv as KeyProvider;
-    const pathname = pathOnly(path);
-    const bare = pathname === '' || pathname === '/';
+    // The path is decoded and normalised once; the allow-list and the upstream request both use this.
+    const normalised = normaliseProxyPath(path);
+    if (!normalised.ok) {
+      return refuse(
+        req,
+        res,
+        started,
+        { status: 400, type: 'proxy_error', message: normalised.message, reason: 'bad_path' },
+        { claims },
+      );
+    }
+    const bare = normalised.path.segments.length === 0;
     if (bare && req.method !== 'POST') {
       sendProxyError(res, 405, 'proxy_error', `Use POST ${LLM_PROXY_PREFIX}, or ${LLM_PROXY_PREFIX}/<path>`, {
         allow: 'POST',
@@ -239,12 +259,19 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       finished(req, 405, started, undefined, () => ({}), 'llm-proxy: method not allowed');
       return;
     }
-    // Calls that produce an assistant response are metered; model lists, token counts etc. are not.
-    const metered = bare || detectWireFormat(provider, path) !== null;
+    // Only allow-listed endpoints are forwarded (domain/proxy/endpoints.ts). The bare endpoint's is
+    // the stored base URL's own path, known once the key is read.
+    let endpoint: EndpointMatch | undefined;
+    if (!bare) {
+      endpoint = matchEndpoint(provider, req.method ?? '', normalised.path.segments);
+      if (endpoint.kind !== 'allowed')
+        return refuse(req, res, started, endpointRefusal(endpoint), { claims });
+    }
 
-    // reserve() never rejects, so an early reservation is always awaited and released on refusal.
+    // Every forwarded call takes one request from the quota (reserve() never rejects, so an early
+    // reservation is always awaited and released on refusal).
     const early =
-      metered && overlapReservation && claims.tid !== null
+      overlapReservation && claims.tid !== null
         ? reserve({ userId: claims.uid, tenantId: claims.tid })
         : undefined;
     let reserved: ReserveOutcome | undefined;
@@ -304,8 +331,17 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       );
     }
 
-    if (metered && reserved === undefined)
-      reserved = await reserve({ userId: call.userId, tenantId: call.tenantId });
+    const upstreamBase = call.key.baseUrl ?? DEFAULT_PROVIDER_BASE_URLS[provider];
+    if (bare) {
+      endpoint = matchBareEndpoint(provider, safePathname(upstreamBase));
+      if (endpoint.kind !== 'allowed') {
+        release(reserved);
+        return refuse(req, res, started, endpointRefusal(endpoint), { claims, ctx });
+      }
+    }
+    const allowed = (endpoint as Extract<EndpointMatch, { kind: 'allowed' }>).endpoint;
+
+    if (reserved === undefined) reserved = await reserve({ userId: call.userId, tenantId: call.tenantId });
     if (reserved?.kind === 'failed') {
       return refuse(
         req,
@@ -358,19 +394,19 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       );
     }
 
-    const upstreamBase = call.key.baseUrl ?? DEFAULT_PROVIDER_BASE_URLS[provider];
-    let wireFormat: WireFormat | null | undefined;
-    if (bare) wireFormat = detectWireFormat(provider, pathOnly(safePathname(upstreamBase)));
     const reservation = reserved?.kind === 'ok' ? reserved.reservation : undefined;
+    const metering = allowed.metering;
 
     forwardToProvider({
       req,
       res,
       upstreamBase,
-      path: bare ? '' : path,
+      path: formatProxyPath(normalised.path),
       providerAuth: providerAuthHeaders(provider, apiKey),
       provider,
-      wireFormat,
+      wireFormat: metering.kind === 'tokens' ? metering.format : null,
+      addsStreamUsage: allowed.addsStreamUsage,
+      egress: call.key.createdBySystemAdmin ? undefined : egress,
       onDone: (result: ForwardResult) => {
         // One assistant response = one request (spec rule 3): the provider answered 2xx, even if the
         // caller left before the end. Anything else gives the reservation back.
@@ -386,17 +422,20 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
             },
           );
         }
-        const unreadable = reservation !== undefined && counted && result.usage === null;
+        const unreadable = counted && metering.kind === 'tokens' && result.usage === null;
+        const estimated = result.usage?.estimated === true;
         finished(
           req,
           result.status,
           started,
-          unreadable || result.upstreamError !== undefined ? 'warn' : undefined,
+          unreadable || result.upstreamError !== undefined ? 'warn' : estimated ? 'info' : undefined,
           () => ({
             session_id: call.sessionId,
             provider,
+            endpoint: allowed.pattern,
             wire_format: result.wireFormat,
             tokens: result.usage?.totalTokens ?? null,
+            ...(estimated ? { estimated: true } : {}),
             partial: result.usagePartial,
             aborted: result.aborted,
             upstream_error: result.upstreamError,
@@ -404,7 +443,9 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
           }),
           unreadable
             ? 'llm-proxy: usage could not be read; counted as one request with unknown tokens'
-            : 'llm-proxy: call finished',
+            : estimated
+              ? 'llm-proxy: stream reported no usage; tokens estimated from its text'
+              : 'llm-proxy: call finished',
         );
       },
     });
@@ -420,7 +461,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     req: ProxyRequest,
     status: number,
     started: number,
-    level: 'warn' | undefined,
+    level: 'warn' | 'info' | undefined,
     details: () => Record<string, unknown>,
     message: string,
   ) {
@@ -456,6 +497,37 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       });
     });
   };
+}
+
+/** 404 for a path that is not on the allow-list, 403 for one refused on purpose (batches, files). */
+function endpointRefusal(match: EndpointMatch): Refusal {
+  if (match.kind === 'refused') {
+    return {
+      status: 403,
+      type: 'proxy_error',
+      message: match.message,
+      reason: 'endpoint_refused',
+      headers: NO_RETRY,
+      details: { endpoint: match.endpoint.pattern },
+    };
+  }
+  return {
+    status: 404,
+    type: 'proxy_error',
+    message: 'The proxy does not forward this endpoint (see the list of allowed endpoints in the README)',
+    reason: 'endpoint_not_allowed',
+    headers: NO_RETRY,
+  };
+}
+
+/** `Bearer <token>` (scheme in any case, one token without inner whitespace); plain string work. */
+function bearerToken(authorization: string): string | undefined {
+  if (authorization.length < 8 || authorization.slice(0, 6).toLowerCase() !== 'bearer') return undefined;
+  const rest = authorization.slice(6);
+  const token = rest.trim();
+  const separated = rest.charCodeAt(0) === 0x20 || rest.charCodeAt(0) === 0x09;
+  if (!separated || token === '' || /\s/.test(token)) return undefined;
+  return token;
 }
 
 /** The caller's x-request-id when it is a plain token, else a new one (the same rule as pino-http's). */
