@@ -14,6 +14,33 @@ export interface LineInfo {
   turnEnded?: boolean;
   /** A tool-permission request the user must answer (session.permission_response). */
   permissionRequest?: { requestId: string; input: unknown };
+  /** Token usage of the turn that just ended, as the CLI reports it. */
+  usage?: TurnUsage;
+  /** Where the CLI says its model credential comes from (Claude-Code init line `apiKeySource`). */
+  keySource?: string;
+}
+
+export interface TurnUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_tokens: number;
+  model?: string;
+}
+
+/** A non-negative safe integer, or 0: CLI output is not trusted to be well-formed. */
+const tokenCount = (v: unknown): number =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0;
+
+function usageOf(raw: unknown, cacheKeys: string[], model?: unknown): TurnUsage | undefined {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const u = raw as Record<string, unknown>;
+  const usage: TurnUsage = {
+    input_tokens: tokenCount(u.input_tokens),
+    output_tokens: tokenCount(u.output_tokens),
+    cache_tokens: cacheKeys.reduce((sum, k) => sum + tokenCount(u[k]), 0),
+  };
+  if (typeof model === 'string' && model) usage.model = model.slice(0, 100);
+  return usage.input_tokens + usage.output_tokens + usage.cache_tokens > 0 ? usage : undefined;
 }
 
 export interface CliAdapter {
@@ -74,9 +101,17 @@ function streamJsonPermissionLine(
 
 function streamJsonInspect(event: Record<string, unknown>): LineInfo {
   if (event.type === 'system' && event.subtype === 'init' && typeof event.session_id === 'string') {
-    return { conversationId: event.session_id };
+    const keySource = typeof event.apiKeySource === 'string' ? event.apiKeySource.slice(0, 100) : undefined;
+    return { conversationId: event.session_id, ...(keySource ? { keySource } : {}) };
   }
-  if (event.type === 'result') return { turnEnded: true };
+  if (event.type === 'result') {
+    const usage = usageOf(
+      event.usage,
+      ['cache_read_input_tokens', 'cache_creation_input_tokens'],
+      event.model,
+    );
+    return { turnEnded: true, ...(usage ? { usage } : {}) };
+  }
   const request = event.request as Record<string, unknown> | undefined;
   if (
     event.type === 'control_request' &&
@@ -138,7 +173,11 @@ const codexAdapter: CliAdapter = {
     if (event.type === 'thread.started' && typeof event.thread_id === 'string') {
       return { conversationId: event.thread_id };
     }
-    if (event.type === 'turn.completed' || event.type === 'turn.failed') return { turnEnded: true };
+    if (event.type === 'turn.completed') {
+      const usage = usageOf(event.usage, ['cached_input_tokens']);
+      return { turnEnded: true, ...(usage ? { usage } : {}) };
+    }
+    if (event.type === 'turn.failed') return { turnEnded: true };
     return {};
   },
 };

@@ -1,4 +1,6 @@
 // Wires configuration, transport, poller and sessions into the running agent.
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { LoadedConfig } from './config.ts';
 import { errorMessage, type Logger } from './log.ts';
 import { Outbox } from './outbox.ts';
@@ -6,7 +8,12 @@ import { Poller } from './poller.ts';
 import { type AgentEvent, type Command, MAX_WAIT_MS } from './protocol.ts';
 import { SessionManager } from './sessions.ts';
 import { AgentTransport } from './transport.ts';
+import { UsageReporter } from './usage.ts';
 import { AGENT_VERSION } from './version.ts';
+import { resolveWorkRoots } from './work-roots.ts';
+
+/** Where the agent's files are installed (main.js sits beside this module). */
+const INSTALL_DIR = dirname(fileURLToPath(import.meta.url));
 
 export const EXIT_AUTH_REJECTED = 3;
 
@@ -30,7 +37,12 @@ export class Agent {
     const { config } = loaded;
     if (!config.agent_token) throw new Error('agent is not registered (no agent_token)');
     this.transport = new AgentTransport(config.server_url, config.agent_token, config.machine_id);
-    this.sessions = new SessionManager(config, (event) => this.send(event), log);
+    // The config folder (agent token) and the install folder are never a project (agent/work-roots.ts).
+    const workRoots = resolveWorkRoots(config, [dirname(loaded.store.path), INSTALL_DIR]);
+    this.sessions = new SessionManager(config, (event) => this.send(event), log, {
+      workRoots,
+      usage: new UsageReporter(config.server_url, log),
+    });
     this.poller = new Poller(
       this.transport,
       this.outbox,

@@ -3,7 +3,7 @@
 // always written atomically with mode 0600.
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { delimiter, dirname } from 'node:path';
 import { type LogLevel, parseLogLevel } from './log.ts';
 
 export interface AgentConfig {
@@ -23,6 +23,8 @@ export interface AgentConfig {
   cli_path: string;
   /** Default project directory shown by the server when creating a session. */
   work_dir: string;
+  /** Directories sessions may run in (agent/work-roots.ts); empty = [work_dir], or the home directory. */
+  work_roots: string[];
   /** Extra non-secret variables for the CLI (e.g. HTTPS_PROXY); never overrides the proxy variables. */
   cli_env: Record<string, string>;
   /** How long the server may hold a long poll (PROTOCOL.md caps it at 25000). */
@@ -34,7 +36,7 @@ export interface AgentConfig {
 export type ConfigKey = keyof AgentConfig;
 export type ConfigSource = 'env' | 'file' | 'default';
 
-type Kind = 'url' | 'string' | 'seconds' | 'count' | 'ms' | 'level' | 'env-map';
+type Kind = 'url' | 'string' | 'seconds' | 'count' | 'ms' | 'level' | 'env-map' | 'path-list';
 interface KeySpec {
   kind: Kind;
   env?: string;
@@ -58,6 +60,7 @@ const SPEC: { [K in ConfigKey]: KeySpec } = {
   cli_tool: { kind: 'string', def: 'cli_alpha' },
   cli_path: { kind: 'string', env: 'SVC_CLI_PATH', def: '' },
   work_dir: { kind: 'string', env: 'SVC_WORK_DIR', def: '' },
+  work_roots: { kind: 'path-list', env: 'SVC_WORK_ROOTS', def: [] },
   cli_env: { kind: 'env-map', def: {} },
   long_poll_wait_ms: { kind: 'ms', env: 'SVC_LONG_POLL_WAIT_MS', def: 25000 },
   stop_grace_period: { kind: 'seconds', env: 'SVC_STOP_GRACE_PERIOD', def: 5 },
@@ -84,7 +87,11 @@ function coerce(key: ConfigKey, kind: Kind, raw: unknown, where: string): AgentC
         return bad('an http(s) URL');
       }
       if (url.protocol !== 'http:' && url.protocol !== 'https:') bad('an http(s) URL');
-      return url.toString().replace(/\/+$/, '');
+      // A loop rather than /\/+$/ (quadratic on long runs of slashes).
+      const text = url.toString();
+      let end = text.length;
+      while (end > 0 && text[end - 1] === '/') end--;
+      return text.slice(0, end);
     }
     case 'seconds':
     case 'ms':
@@ -103,6 +110,12 @@ function coerce(key: ConfigKey, kind: Kind, raw: unknown, where: string): AgentC
       } catch {
         return bad('one of DEBUG, INFO, WARNING, ERROR');
       }
+    case 'path-list': {
+      // The environment gives one string, split like PATH (":" or ";" on Windows); the file an array.
+      const items = typeof raw === 'string' ? raw.split(delimiter) : raw;
+      if (!Array.isArray(items) || items.some((p) => typeof p !== 'string')) bad('a list of directories');
+      return (items as string[]).map((p) => p.trim()).filter((p) => p !== '');
+    }
     case 'env-map': {
       if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) bad('an object of strings');
       const out: Record<string, string> = {};
@@ -171,7 +184,7 @@ export function loadConfig(path: string, env: NodeJS.ProcessEnv = process.env): 
       config[key] = coerce(key, spec.kind, store.data[key], `"${key}" in ${path}`);
       sources[key] = 'file';
     } else {
-      config[key] = spec.kind === 'env-map' ? {} : spec.def;
+      config[key] = spec.kind === 'env-map' ? {} : spec.kind === 'path-list' ? [] : spec.def;
       sources[key] = 'default';
     }
   }

@@ -66,6 +66,8 @@ export interface RegisterRequest {
   agent_version: string;
   cli_path: string;
   work_dir: string;
+  /** The current agent token, when re-registering a machine already registered (proves ownership). */
+  agent_token?: string;
 }
 
 export interface RegisterResponse {

@@ -47,6 +47,8 @@ export async function register(loaded: LoadedConfig, log: Logger): Promise<{ mac
     agent_version: AGENT_VERSION,
     cli_path: config.cli_path,
     work_dir: config.work_dir,
+    // An existing registration of this machine_id is only renewed with proof that we hold it.
+    ...(config.agent_token ? { agent_token: config.agent_token } : {}),
   };
   log.info('registering with server', { server_url: config.server_url, machine_id: machineId });
 

@@ -5,11 +5,12 @@
 // `result` line) and resumes the CLI's own conversation id. per_turn adapters start one process per
 // message, so new values simply apply to the next turn.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { buildCliEnv, type CliAdapter } from './adapters.ts';
+import { buildCliEnv, type CliAdapter, type TurnUsage } from './adapters.ts';
 import type { SessionChannel } from './channel.ts';
 import { LineSplitter } from './lines.ts';
 import { errorMessage, type Logger } from './log.ts';
 import type { SessionState } from './protocol.ts';
+import { passedThroughProxy } from './usage.ts';
 
 const IS_WINDOWS = process.platform === 'win32';
 
@@ -24,11 +25,15 @@ export interface SessionSpec {
   conversationId?: string;
   cliEnv: Record<string, string>;
   stopGraceMs: number;
+  /** Called with the token usage of every turn that reported some (agent/usage.ts). */
+  onUsage?: (usage: TurnUsage, viaProxy: boolean) => void;
 }
 
 export class Session {
   private child: ChildProcess | undefined;
   private conversationId: string | undefined;
+  /** The CLI's own statement of where its credential comes from (see agent/usage.ts). */
+  private keySource: string | undefined;
   private outstandingTurns = 0;
   private paused = false;
   private pendingInputs: string[] = [];
@@ -51,6 +56,11 @@ export class Session {
     private readonly onExit: () => void,
   ) {
     this.conversationId = spec.conversationId;
+  }
+
+  /** The current proxy token (rotations replace it). */
+  get proxyToken(): string {
+    return this.spec.proxyToken;
   }
 
   get pid(): number | undefined {
@@ -278,6 +288,9 @@ export class Session {
       this.channel.output('stdout', line);
     }
     if (info.conversationId) this.conversationId = info.conversationId;
+    if (info.keySource) this.keySource = info.keySource;
+    if (info.usage)
+      this.spec.onUsage?.(info.usage, passedThroughProxy(this.keySource, this.spec.adapter.keyVar));
     if (info.turnEnded && this.spec.adapter.mode === 'stream') {
       this.outstandingTurns = Math.max(0, this.outstandingTurns - 1);
       this.maybeRestart();

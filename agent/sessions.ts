@@ -1,13 +1,12 @@
 // Turns server commands into session actions (PROTOCOL.md "Commands") and answers each one.
-import { statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { resolve } from 'node:path';
 import { DEFAULT_CLI_TOOL, getAdapter, isValidCliToolName, resolveExecutable } from './adapters.ts';
 import { type EmitEvent, SessionChannel } from './channel.ts';
 import type { AgentConfig } from './config.ts';
 import { errorMessage, type Logger } from './log.ts';
 import type { Command } from './protocol.ts';
 import { Session } from './session.ts';
+import type { UsageReporter } from './usage.ts';
+import { confineProjectPath, MODEL_PATTERN, resolveWorkRoots, type WorkRoots } from './work-roots.ts';
 
 export type ResponsePayload = Record<string, unknown>;
 
@@ -16,12 +15,21 @@ const str = (value: unknown): string | undefined =>
 
 export class SessionManager {
   private readonly sessions = new Map<string, Session>();
+  private readonly workRoots: WorkRoots;
+  private readonly usage: UsageReporter | undefined;
 
+  /** Throws WorkRootsError when the configured work roots are unusable (the agent must not start). */
   constructor(
     private readonly config: AgentConfig,
     private readonly emit: EmitEvent,
     private readonly log: Logger,
-  ) {}
+    opts: { workRoots?: WorkRoots; usage?: UsageReporter } = {},
+  ) {
+    this.workRoots =
+      opts.workRoots ??
+      resolveWorkRoots({ work_roots: config.work_roots ?? [], work_dir: config.work_dir }, []);
+    this.usage = opts.usage;
+  }
 
   activeSessionIds(): string[] {
     return [...this.sessions.keys()];
@@ -70,7 +78,10 @@ export class SessionManager {
         return { ok: true };
       case 'session.set_model': {
         const model = str(payload.model);
-        if (!model) throw new Error('payload.model must be a non-empty string');
+        if (!model || !MODEL_PATTERN.test(model))
+          throw new Error(
+            'payload.model must be 1-128 letters, digits or ._:/@- (starting with a letter or digit)',
+          );
         session.setModel(model);
         return { ok: true };
       }
@@ -113,10 +124,12 @@ export class SessionManager {
     if (this.sessions.size >= this.config.max_sessions) {
       return refuse(`this machine already runs max_sessions (${this.config.max_sessions}) sessions`);
     }
-    const projectPath = this.resolveProjectPath(str(payload.project_path));
-    if (!projectPath) return refuse('project_path is required');
-    if (!isDirectory(projectPath))
-      return refuse(`project_path ${projectPath} is not a directory on this machine`);
+    const confined = confineProjectPath(str(payload.project_path), this.config.work_dir, this.workRoots);
+    if (!confined.ok) return refuse(confined.error);
+    const projectPath = confined.path;
+    const model = str(payload.model);
+    if (model !== undefined && !MODEL_PATTERN.test(model))
+      return refuse('model must be 1-128 letters, digits or ._:/@- (starting with a letter or digit)');
     const cliTool = str(payload.cli_tool) ?? (this.config.cli_tool || DEFAULT_CLI_TOOL);
     if (!isValidCliToolName(cliTool)) return refuse(`invalid cli_tool "${cliTool}"`);
     const proxyToken = str(payload.proxy_token);
@@ -128,13 +141,21 @@ export class SessionManager {
       return refuse(`unknown cli_tool "${cliTool}" and no cli_path configured on this machine`);
 
     const channel = new SessionChannel(sessionId, this.emit);
-    const session = new Session(
+    let turns = 0;
+    const session: Session = new Session(
       {
         sessionId,
         adapter,
         executable,
         projectPath,
-        model: str(payload.model),
+        model,
+        onUsage: (usage, viaProxy) => {
+          turns += 1;
+          void this.usage?.send(
+            { ...usage, session_id: sessionId, report_id: `${channel.runId}:${turns}`, via_proxy: viaProxy },
+            () => session.proxyToken,
+          );
+        },
         proxyToken,
         proxyBaseUrl,
         conversationId: str(payload.resume_conversation_id),
@@ -148,20 +169,5 @@ export class SessionManager {
     this.sessions.set(sessionId, session);
     session.start();
     return { ok: true, run_id: channel.runId, pid: session.pid ?? null };
-  }
-
-  /** `~` and relative paths are resolved against the home and work directories of this machine. */
-  private resolveProjectPath(path: string | undefined): string | undefined {
-    if (!path) return undefined;
-    const expanded = path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
-    return resolve(this.config.work_dir || homedir(), expanded);
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
   }
 }

@@ -4,7 +4,9 @@
 // The agent is written in TypeScript with `.ts` import specifiers; machines get plain ESM `.js`
 // transpiled here with esbuild (target node18) and a package.json that marks the folder as ESM.
 // Security: a request path is only ever looked up in the list built at load time; it is never
-// joined onto the filesystem, so `../` and friends simply do not match.
+// joined onto the filesystem, so `../` and friends simply do not match. `manifest.json` lists every
+// file with the SHA-256 of the exact bytes served; the install scripts refuse a file that does not match.
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { transform } from 'esbuild';
@@ -44,8 +46,31 @@ export function listAgentFiles(): string[] {
 // Files ship with the server release, so transpiling once per process is enough.
 const cache = new Map<string, Promise<AgentFile>>();
 
-/** The file for an installer request, or null for anything not in listAgentFiles(). */
+/** Served next to the agent files; not installed itself. */
+export const MANIFEST_FILE = 'manifest.json';
+
+export interface AgentManifest {
+  files: { path: string; sha256: string }[];
+}
+
+/** Every agent file with the SHA-256 (hex) of its served UTF-8 bytes, in listAgentFiles() order. */
+export async function agentManifest(): Promise<AgentManifest> {
+  const files = await Promise.all(
+    listAgentFiles().map(async (path) => {
+      const file = (await loadAgentFile(path))!;
+      return { path, sha256: createHash('sha256').update(file.body, 'utf8').digest('hex') };
+    }),
+  );
+  return { files };
+}
+
+/** The file for an installer request (or the manifest), or null for anything not in listAgentFiles(). */
 export function loadAgentFile(relPath: string): Promise<AgentFile | null> {
+  if (relPath === MANIFEST_FILE)
+    return agentManifest().then((m) => ({
+      contentType: 'application/json; charset=utf-8',
+      body: JSON.stringify(m, null, 2) + '\n',
+    }));
   const source = SOURCES.get(relPath);
   if (!source) return Promise.resolve(null);
   let pending = cache.get(relPath);
@@ -117,7 +142,8 @@ export function renderInstallScript(kind: InstallScriptKind, serverUrl: string):
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new Error(`renderInstallScript: server URL must be http(s), got ${url.protocol}`);
   }
-  const normalised = `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+  // A loop, not /\/+$/: that pattern is quadratic on a long run of slashes (a Host-derived URL is input).
+  const normalised = trimTrailingSlashes(`${url.origin}${url.pathname}`);
   if (!/^[A-Za-z0-9:/._~%@+\-[\]]+$/.test(normalised)) {
     throw new Error('renderInstallScript: server URL contains characters not allowed in the install script');
   }
@@ -125,4 +151,10 @@ export function renderInstallScript(kind: InstallScriptKind, serverUrl: string):
   return loadInstallTemplate(kind)
     .replaceAll('__SVC_SERVER_URL__', normalised)
     .replaceAll('__SVC_AGENT_FILES__', files);
+}
+
+function trimTrailingSlashes(value: string): string {
+  let end = value.length;
+  while (end > 0 && value.charCodeAt(end - 1) === 47 /* / */) end--;
+  return value.slice(0, end);
 }

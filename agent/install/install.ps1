@@ -10,8 +10,11 @@
 #   --dir DIR            install directory (default: ~\.svc-agent)
 #   --no-service         do not register a logon Scheduled Task
 #   --skip-cli-install   do not install the CLI with npm
+#   --insecure           allow an http:// server URL (tokens then cross the network in clear text)
 #
-# Needs Node.js 18+. Pausing sessions is not available on Windows (no SIGSTOP).
+# Needs Node.js 18+. Pausing sessions is not available on Windows (no SIGSTOP). Mirrors install.sh:
+# every agent file is checked against the SHA-256 in the server's manifest.json, and the CLI is
+# installed at the pinned version of the table below (keep both scripts' tables equal).
 $ErrorActionPreference = 'Stop'
 
 # Filled in when the server renders this template.
@@ -26,6 +29,7 @@ $CliTool = 'cli_alpha'
 $InstallDir = Join-Path $HOME '.svc-agent'
 $InstallService = $true
 $InstallCli = $true
+$Insecure = $false
 $TaskName = 'svc-agent'
 
 function Say([string]$Message) { Write-Host "==> $Message" }
@@ -34,7 +38,7 @@ function Die([string]$Message) { Write-Host "error: $Message" -ForegroundColor R
 
 $Usage = @'
 Usage: install.ps1 --server URL --token TOKEN [--name NAME] [--install-cli TOOL] [--dir DIR]
-                   [--no-service] [--skip-cli-install]
+                   [--no-service] [--skip-cli-install] [--insecure]
 '@
 
 # Manual parsing accepts both `--server URL` and `-Server URL`.
@@ -59,6 +63,7 @@ while ($i -lt $args.Count) {
     'dir' { $InstallDir = $value }
     { $_ -in 'no-service', 'noservice' } { $InstallService = $false }
     { $_ -in 'skip-cli-install', 'skipcliinstall' } { $InstallCli = $false }
+    'insecure' { $Insecure = $true }
     { $_ -in 'h', 'help' } { Write-Host $Usage; exit 0 }
     default { Die "unknown option: $arg" }
   }
@@ -68,7 +73,12 @@ while ($i -lt $args.Count) {
 if (-not $ServerUrl) { Die '--server URL is required' }
 if (-not $Token) { Die '--token TOKEN is required (a system administrator generates it)' }
 $ServerUrl = $ServerUrl.TrimEnd('/')
-if ($ServerUrl -notmatch '^https?://') { Die "--server must be an http(s) URL, got: $ServerUrl" }
+if ($ServerUrl.StartsWith('http://', [StringComparison]::OrdinalIgnoreCase)) {
+  if (-not $Insecure) { Die "refusing the http:// server URL ${ServerUrl}: tokens would cross the network unencrypted. Use https, or pass --insecure to accept it" }
+  Warn 'using an unencrypted http:// server URL (--insecure)'
+} elseif (-not $ServerUrl.StartsWith('https://', [StringComparison]::OrdinalIgnoreCase)) {
+  Die "--server must be an https URL, got: $ServerUrl"
+}
 $InstallDir = [System.IO.Path]::GetFullPath($InstallDir)
 
 # --- 1. Node.js ---------------------------------------------------------------------------------
@@ -82,12 +92,21 @@ Say "Using $NodeBin ($(& $NodeBin -v))"
 
 # --- 2. Agent files -----------------------------------------------------------------------------
 [Net.ServicePointManager]::SecurityProtocol = [Net.ServicePointManager]::SecurityProtocol -bor [Net.SecurityProtocolType]::Tls12
-if (-not $AgentFiles) {
-  Say "Fetching the agent file list from $ServerUrl"
-  $index = Invoke-RestMethod -UseBasicParsing -Uri "$ServerUrl/api/remote/agent/files/"
-  $AgentFiles = (@($index.files) + @()) -join ' '
-  if (-not $AgentFiles) { Die 'could not get the list of agent files' }
+# manifest.json: every agent file with the SHA-256 of its bytes.
+Say "Fetching the agent manifest (file checksums) from $ServerUrl"
+try {
+  $manifest = Invoke-RestMethod -UseBasicParsing -Uri "$ServerUrl/api/remote/agent/files/manifest.json"
+} catch {
+  Die "could not get the agent manifest: $($_.Exception.Message)"
 }
+$expected = @{}
+foreach ($entry in @($manifest.files)) {
+  if ($entry.sha256 -notmatch '^[0-9a-f]{64}$') { Die 'malformed agent manifest' }
+  $expected[[string]$entry.path] = [string]$entry.sha256
+}
+# An unrendered template (no embedded list) installs what the manifest lists.
+if (-not $AgentFiles) { $AgentFiles = (@($manifest.files | ForEach-Object { $_.path })) -join ' ' }
+if (-not $AgentFiles) { Die 'could not get the list of agent files' }
 
 Say "Installing into $InstallDir"
 New-Item -ItemType Directory -Force -Path $InstallDir | Out-Null
@@ -95,13 +114,17 @@ $staging = Join-Path $InstallDir ('.download.' + [guid]::NewGuid().ToString('N')
 New-Item -ItemType Directory -Force -Path $staging | Out-Null
 try {
   foreach ($file in $AgentFiles.Split(' ', [StringSplitOptions]::RemoveEmptyEntries)) {
-    if ($file -match '[\\/]' -or $file.StartsWith('..')) { Die "refusing unexpected file name from the server: $file" }
+    if ($file -match '[\\/]' -or $file.StartsWith('.')) { Die "refusing unexpected file name from the server: $file" }
+    if (-not $expected.ContainsKey($file)) { Die "$file is not in the agent manifest" }
     Say "Downloading $file"
+    $dest = Join-Path $staging $file
     try {
-      Invoke-WebRequest -UseBasicParsing -Uri "$ServerUrl/api/remote/agent/files/$file" -OutFile (Join-Path $staging $file)
+      Invoke-WebRequest -UseBasicParsing -Uri "$ServerUrl/api/remote/agent/files/$file" -OutFile $dest
     } catch {
       Die "could not download $file from ${ServerUrl}: $($_.Exception.Message)"
     }
+    $actual = (Get-FileHash -Algorithm SHA256 -Path $dest).Hash.ToLowerInvariant()
+    if ($actual -ne $expected[$file]) { Die "checksum mismatch for $file (expected $($expected[$file]), got $actual)" }
   }
   foreach ($file in $AgentFiles.Split(' ', [StringSplitOptions]::RemoveEmptyEntries)) {
     Move-Item -Force -Path (Join-Path $staging $file) -Destination (Join-Path $InstallDir $file)
@@ -111,7 +134,8 @@ try {
 }
 
 # --- 3. CLI -------------------------------------------------------------------------------------
-$packages = @{ cli_alpha = @('@gitlawb/openclaude', 'openclaude'); cli_beta = @('@anthropic-ai/claude-code', 'claude'); cli_gamma = @('@openai/codex', 'codex') }
+# Pinned versions, the same table as install.sh.
+$packages = @{ cli_alpha = @('@gitlawb/openclaude@0.8.0', 'openclaude'); cli_beta = @('@anthropic-ai/claude-code@2.1.330', 'claude'); cli_gamma = @('@openai/codex@0.169.0', 'codex') }
 $CliPath = ''
 if ($InstallCli) {
   if (-not $packages.ContainsKey($CliTool)) {
@@ -151,7 +175,7 @@ $config['registration_token'] = $Token
 $config['machine_name'] = $Name
 $config['cli_tool'] = $CliTool
 if ($CliPath) { $config['cli_path'] = $CliPath }
-$config.Remove('agent_token')
+# agent_token is kept: re-registering an existing machine_id needs it as proof of ownership.
 # No BOM: Windows PowerShell's "UTF8" encoding writes one, which JSON parsers reject.
 [System.IO.File]::WriteAllText($configPath, ($config | ConvertTo-Json -Depth 5), (New-Object System.Text.UTF8Encoding $false))
 # Equivalent of mode 0600: drop inherited rules, grant only the current user.

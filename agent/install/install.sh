@@ -11,10 +11,13 @@
 #   --dir DIR            install directory (default: ~/.svc-agent)
 #   --no-service         do not install a systemd/launchd service
 #   --skip-cli-install   do not install the CLI with npm (use the one on PATH)
+#   --insecure           allow an http:// server URL (tokens then cross the network in clear text)
 #
 # Needs Node.js 18+ (it also does the downloads, so neither curl nor wget is required past this
 # script itself). The registration token is passed to child processes through the environment,
-# never on a command line, so other users cannot read it with `ps`.
+# never on a command line, so other users cannot read it with `ps`. Every downloaded agent file is
+# checked against the SHA-256 in the server's manifest.json, and the CLI is installed at a pinned
+# version (table below).
 set -eu
 
 # Filled in when the server renders this template.
@@ -30,6 +33,7 @@ CLI_TOOL='cli_alpha'
 INSTALL_DIR="${HOME:?HOME is not set}/.svc-agent"
 INSTALL_SERVICE=1
 INSTALL_CLI=1
+INSECURE=0
 SERVICE_NAME='svc-agent'
 
 say() { printf '==> %s\n' "$*"; }
@@ -42,7 +46,7 @@ die() {
 usage() {
   cat <<'USAGE'
 Usage: install.sh --server URL --token TOKEN [--name NAME] [--install-cli TOOL] [--dir DIR]
-                  [--no-service] [--skip-cli-install]
+                  [--no-service] [--skip-cli-install] [--insecure]
   --server URL         service URL (required; the served script defaults it to its own server)
   --token TOKEN        one-time registration token (required)
   --name NAME          machine display name (default: hostname)
@@ -50,6 +54,7 @@ Usage: install.sh --server URL --token TOKEN [--name NAME] [--install-cli TOOL] 
   --dir DIR            install directory (default: ~/.svc-agent)
   --no-service         do not install a systemd/launchd service
   --skip-cli-install   do not install the CLI with npm
+  --insecure           allow an http:// server URL
 USAGE
 }
 
@@ -71,6 +76,7 @@ while [ "$#" -gt 0 ]; do
     --dir=*) INSTALL_DIR=${1#*=}; shift ;;
     --no-service) INSTALL_SERVICE=0; shift ;;
     --skip-cli-install) INSTALL_CLI=0; shift ;;
+    --insecure) INSECURE=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown option: $1 (see --help)" ;;
   esac
@@ -79,7 +85,14 @@ done
 [ -n "$SERVER_URL" ] || die '--server URL is required'
 [ -n "$TOKEN" ] || die '--token TOKEN is required (a system administrator generates it)'
 SERVER_URL=${SERVER_URL%/}
-case "$SERVER_URL" in http://* | https://*) ;; *) die "--server must be an http(s) URL, got: $SERVER_URL" ;; esac
+case "$SERVER_URL" in
+  https://*) ;;
+  http://*)
+    [ "$INSECURE" -eq 1 ] || die "refusing the http:// server URL $SERVER_URL: tokens would cross the network unencrypted. Use https, or pass --insecure to accept it"
+    warn "using an unencrypted http:// server URL (--insecure)"
+    ;;
+  *) die "--server must be an https URL, got: $SERVER_URL" ;;
+esac
 [ -n "$NAME" ] || NAME=$(hostname 2>/dev/null || uname -n)
 case "$INSTALL_DIR" in /*) ;; *) INSTALL_DIR="$(pwd)/$INSTALL_DIR" ;; esac
 
@@ -92,32 +105,47 @@ NODE_MAJOR=$(node -p 'process.versions.node.split(".")[0]')
 say "Using $NODE_BIN ($(node -v))"
 
 # --- 2. Agent files -----------------------------------------------------------------------------
-# fetch(url) -> file, with a clear message on HTTP errors. Runs as CommonJS under `node -e`.
-download() {
+# manifest.json lists every agent file with the SHA-256 of its bytes. Runs as CommonJS under `node -e`.
+fetch_manifest() {
   node -e '
 const [url, dest] = process.argv.slice(1);
 fetch(url)
   .then(async (res) => {
     if (!res.ok) throw new Error("HTTP " + res.status + " for " + url);
-    require("fs").writeFileSync(dest, Buffer.from(await res.arrayBuffer()));
+    const manifest = await res.json();
+    if (!Array.isArray(manifest.files) || !manifest.files.every((f) => typeof f.path === "string" && /^[0-9a-f]{64}$/.test(f.sha256)))
+      throw new Error("malformed manifest");
+    require("fs").writeFileSync(dest, JSON.stringify(manifest));
+    console.log(manifest.files.map((f) => f.path).join(" "));
   })
   .catch((err) => {
-    console.error("download failed: " + (err.cause ? err.message + ": " + err.cause.message : err.message));
+    console.error("manifest download failed: " + (err.cause ? err.message + ": " + err.cause.message : err.message));
     process.exit(1);
   });
 ' "$1" "$2"
 }
 
-if [ -z "$AGENT_FILES" ]; then
-  say "Fetching the agent file list from $SERVER_URL"
-  AGENT_FILES=$(node -e '
-fetch(process.argv[1]).then(async (res) => {
-  if (!res.ok) throw new Error("HTTP " + res.status);
-  const body = await res.json();
-  console.log((Array.isArray(body) ? body : body.files).join(" "));
-}).catch((err) => { console.error("cannot list agent files: " + err.message); process.exit(1); });
-' "$SERVER_URL/api/remote/agent/files/") || die 'could not get the list of agent files'
-fi
+# download(url, dest, manifest, name): fetch, check the SHA-256 against the manifest, then write.
+download() {
+  node -e '
+const [url, dest, manifestPath, name] = process.argv.slice(1);
+const fs = require("fs");
+const entry = JSON.parse(fs.readFileSync(manifestPath, "utf8")).files.find((f) => f.path === name);
+if (!entry) { console.error("download failed: " + name + " is not in the manifest"); process.exit(1); }
+fetch(url)
+  .then(async (res) => {
+    if (!res.ok) throw new Error("HTTP " + res.status + " for " + url);
+    const body = Buffer.from(await res.arrayBuffer());
+    const sha256 = require("crypto").createHash("sha256").update(body).digest("hex");
+    if (sha256 !== entry.sha256) throw new Error("checksum mismatch for " + name + " (expected " + entry.sha256 + ", got " + sha256 + ")");
+    fs.writeFileSync(dest, body);
+  })
+  .catch((err) => {
+    console.error("download failed: " + (err.cause ? err.message + ": " + err.cause.message : err.message));
+    process.exit(1);
+  });
+' "$1" "$2" "$3" "$4"
+}
 
 say "Installing into $INSTALL_DIR"
 umask 077
@@ -126,10 +154,16 @@ chmod 700 "$INSTALL_DIR"
 # Download into a staging folder first so a failed download leaves a previous install intact.
 STAGING=$(mktemp -d "$INSTALL_DIR/.download.XXXXXX")
 trap 'rm -rf "$STAGING"' EXIT INT TERM
+say "Fetching the agent manifest (file checksums) from $SERVER_URL"
+MANIFEST_FILES=$(fetch_manifest "$SERVER_URL/api/remote/agent/files/manifest.json" "$STAGING/.manifest.json") ||
+  die 'could not get the agent manifest'
+# An unrendered template (no embedded list) installs what the manifest lists.
+[ -n "$AGENT_FILES" ] || AGENT_FILES=$MANIFEST_FILES
 for file in $AGENT_FILES; do
-  case "$file" in */* | ..*) die "refusing unexpected file name from the server: $file" ;; esac
+  case "$file" in */* | ..* | .*) die "refusing unexpected file name from the server: $file" ;; esac
   say "Downloading $file"
-  download "$SERVER_URL/api/remote/agent/files/$file" "$STAGING/$file" || die "could not download $file from $SERVER_URL"
+  download "$SERVER_URL/api/remote/agent/files/$file" "$STAGING/$file" "$STAGING/.manifest.json" "$file" ||
+    die "could not download $file from $SERVER_URL (or its checksum did not match the manifest)"
 done
 for file in $AGENT_FILES; do
   chmod 644 "$STAGING/$file"
@@ -138,10 +172,12 @@ done
 
 # --- 3. CLI -------------------------------------------------------------------------------------
 CLI_PATH=''
+# Pinned versions: a new CLI release is adopted by changing this table (and install.ps1's) after it
+# was tried with the agent, never by whatever npm calls "latest" on the day of the install.
 case "$CLI_TOOL" in
-  cli_alpha) CLI_PACKAGE='@gitlawb/openclaude'; CLI_EXE='openclaude' ;;
-  cli_beta) CLI_PACKAGE='@anthropic-ai/claude-code'; CLI_EXE='claude' ;;
-  cli_gamma) CLI_PACKAGE='@openai/codex'; CLI_EXE='codex' ;;
+  cli_alpha) CLI_PACKAGE='@gitlawb/openclaude@0.8.0'; CLI_EXE='openclaude' ;;
+  cli_beta) CLI_PACKAGE='@anthropic-ai/claude-code@2.1.330'; CLI_EXE='claude' ;;
+  cli_gamma) CLI_PACKAGE='@openai/codex@0.169.0'; CLI_EXE='codex' ;;
   *) CLI_PACKAGE=''; CLI_EXE='' ;;
 esac
 if [ "$INSTALL_CLI" -eq 1 ]; then
@@ -172,14 +208,14 @@ const crypto = require("crypto");
 const e = process.env;
 let config = {};
 try { config = JSON.parse(fs.readFileSync(e.SVC_I_CONFIG, "utf8")); } catch {}
-// Re-installing keeps the machine identity; the new token replaces the old registration.
+// Re-installing keeps the machine identity, and its agent_token: registering an existing machine_id
+// again needs the current agent token as proof (or a re-enrolment token from an administrator).
 config.machine_id = config.machine_id || crypto.randomUUID();
 config.server_url = e.SVC_I_SERVER;
 config.registration_token = e.SVC_I_TOKEN;
 config.machine_name = e.SVC_I_NAME;
 config.cli_tool = e.SVC_I_CLI_TOOL;
 if (e.SVC_I_CLI_PATH) config.cli_path = e.SVC_I_CLI_PATH;
-delete config.agent_token;
 fs.writeFileSync(e.SVC_I_CONFIG, JSON.stringify(config, null, 2) + "\n", { mode: 0o600 });
 fs.chmodSync(e.SVC_I_CONFIG, 0o600);
 console.log("machine_id " + config.machine_id);

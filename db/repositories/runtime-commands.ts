@@ -2,19 +2,42 @@
 // Claiming is one atomic statement: PostgreSQL locks the chosen rows with FOR UPDATE SKIP LOCKED, so
 // concurrent polls on any number of API instances never claim the same command; SQLite runs the single
 // UPDATE ... RETURNING under its database write lock.
-import { and, asc, eq, gt, inArray, isNull, or } from 'drizzle-orm';
+//
+// Every command carries the machine_key of the machine generation it is meant for: the key its session
+// was bound to, or (no session) the machine's key at queueing time. A poll claims only commands whose key
+// is the machine's current one, so a machine deleted and registered again under the same machine_id
+// never receives the commands (prompts, proxy tokens) queued for its predecessor.
+import { and, asc, eq, gt, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
 import type { DatabaseHandle } from '../client.ts';
 
 export type RuntimeCommandRow = DatabaseHandle['t']['remoteRuntimeCommands']['$inferSelect'];
 
 export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
   const c = t.remoteRuntimeCommands;
+  const m = t.remoteMachines;
+  const s = t.agentSessions;
+  const currentKey = (machineId: string) =>
+    sql`(SELECT ${m.machineKey} FROM ${m} WHERE ${m.machineId} = ${machineId})`;
   const deliverable = (machineId: string, now: Date) =>
-    and(eq(c.machineId, machineId), eq(c.status, 'pending'), or(isNull(c.expiresAt), gt(c.expiresAt, now)));
+    and(
+      eq(c.machineId, machineId),
+      eq(c.status, 'pending'),
+      or(isNull(c.expiresAt), gt(c.expiresAt, now)),
+      // Null-safe: rows written by a build before 0010 (no keys yet) still match each other.
+      sql`COALESCE(${c.machineKey}, '') = COALESCE(${currentKey(machineId)}, '')`,
+    );
+  /** The generation a new command is for (see the header); computed in the INSERT itself. */
+  const keyFor = (values: typeof c.$inferInsert): SQL =>
+    values.sessionId
+      ? sql`(SELECT ${s.remoteMachineKey} FROM ${s} WHERE ${s.sessionId} = ${values.sessionId})`
+      : currentKey(values.machineId);
 
   return {
     async insert(values: typeof c.$inferInsert): Promise<RuntimeCommandRow> {
-      const [row] = await db.insert(c).values(values).returning();
+      const [row] = await db
+        .insert(c)
+        .values({ ...values, machineKey: keyFor(values) })
+        .returning();
       return row!;
     },
     /**
@@ -24,7 +47,7 @@ export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
     async upsertPending(values: typeof c.$inferInsert): Promise<void> {
       await db
         .insert(c)
-        .values(values)
+        .values({ ...values, machineKey: keyFor(values) })
         .onConflictDoUpdate({
           target: c.commandId,
           set: { payload: values.payload, expiresAt: values.expiresAt },

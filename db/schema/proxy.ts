@@ -22,14 +22,19 @@ export const proxyTokens = pgTable(
 );
 
 /** Agent-reported usage, de-duplicated by the agent's report id. */
-export const usageReports = pgTable('usage_reports', {
-  id: id(),
-  reportId: str('report_id', 128).notNull().unique(),
-  sessionId: str('session_id', 64),
-  machineId: str('machine_id', 64),
-  userId: int('user_id'),
-  inputTokens: integer('input_tokens').notNull().default(0),
-  outputTokens: integer('output_tokens').notNull().default(0),
-  model: str('model', 100),
-  receivedAt: createdAt(),
-});
+export const usageReports = pgTable(
+  'usage_reports',
+  {
+    id: id(),
+    reportId: str('report_id', 128).notNull().unique(),
+    sessionId: str('session_id', 64),
+    machineId: str('machine_id', 64),
+    userId: int('user_id'),
+    inputTokens: integer('input_tokens').notNull().default(0),
+    outputTokens: integer('output_tokens').notNull().default(0),
+    model: str('model', 100),
+    receivedAt: createdAt(),
+  },
+  // Added by 0010_remote_machine_key: the per-session rate limit counts a session's recent reports.
+  (t) => [index('usage_reports_session_received').on(t.sessionId, t.receivedAt)],
+);

@@ -65,6 +65,8 @@ export const agentSessions = pgTable(
     workspaceType: str('workspace_type', 10).notNull().default('local'),
     remoteMachineId: str('remote_machine_id', 64),
     pausedAt: ts('paused_at'),
+    /** Added by 0010_remote_machine_key: remote_machines.machine_key when the session was bound. */
+    remoteMachineKey: str('remote_machine_key', 64),
   },
   (t) => [index('agent_sessions_user').on(t.userId), index('agent_sessions_tenant').on(t.tenantId)],
 );

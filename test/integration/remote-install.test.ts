@@ -5,7 +5,7 @@
 // with the same token fails: the token was consumed.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -69,6 +69,7 @@ test('install.sh --dir <temp> --no-service --skip-cli-install installs and regis
     'installed-machine',
     '--no-service',
     '--skip-cli-install',
+    '--insecure',
   ]);
   assert.equal(r.code, 0, r.out);
   assert.ok(!r.out.includes(token), 'the token is not echoed');
@@ -94,15 +95,39 @@ test('install.sh --dir <temp> --no-service --skip-cli-install installs and regis
     path.join(work, 'agent2'),
     '--no-service',
     '--skip-cli-install',
+    '--insecure',
   ]);
   assert.notEqual(again.code, 0);
   assert.match(again.out, /consumed/);
+
+  // Re-installing over the same directory with a new token renews the registration: the kept
+  // agent_token proves the machine_id is this machine's (a bare token could not take it over).
+  const reinstall = await runInstaller([
+    '--token',
+    await registrationToken(app.url, cast.admin.session, cast.tenantId),
+    '--dir',
+    dir,
+    '--no-service',
+    '--skip-cli-install',
+    '--insecure',
+  ]);
+  assert.equal(reinstall.code, 0, reinstall.out);
+  const renewed = JSON.parse(readFileSync(path.join(dir, 'config.json'), 'utf8'));
+  assert.equal(renewed.machine_id, config.machine_id);
+  assert.notEqual(renewed.agent_token, config.agent_token);
+
+  // Without --insecure the served script refuses this http:// server.
+  const plain = await runInstaller(['--token', token, '--dir', path.join(work, 'agent3'), '--no-service']);
+  assert.equal(plain.code, 1);
+  assert.match(plain.out, /refusing the http:\/\/ server URL/);
 });
 
 test('the installed agent runs a session with the fake CLI', async () => {
   const dir = path.join(work, 'agent');
   const configPath = path.join(dir, 'config.json');
   const config = JSON.parse(readFileSync(configPath, 'utf8'));
+  const project = path.join(work, 'project');
+  mkdirSync(project, { recursive: true });
   writeFileSync(
     configPath,
     JSON.stringify(
@@ -112,6 +137,7 @@ test('the installed agent runs a session with the fake CLI', async () => {
         cli_env: { FAKE_CLI_ECHO: '1' },
         heartbeat_interval: 1,
         work_dir: work,
+        work_roots: [work],
       },
       null,
       2,
@@ -132,7 +158,8 @@ test('the installed agent runs a session with the fake CLI', async () => {
   );
   const created = await api(app.url, 'POST', '/api/remote/sessions', {
     auth: cast.admin.session,
-    body: { machine_id: config.machine_id, project_path: work },
+    // Not `work` itself: it contains the agent's directory, which is never a project.
+    body: { machine_id: config.machine_id, project_path: project },
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const sid = created.body.session_id;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -249,8 +249,8 @@ async function harness(
   const server = new ProtocolServer();
   await server.start();
   const dir = mkdtempSync(join(tmpdir(), 'agent-e2e-'));
-  const projectDir = join(dir, 'project');
-  mkdirSync(projectDir);
+  // Outside the agent's own directory (config.json), which is never a work root (agent/work-roots.ts).
+  const projectDir = mkdtempSync(join(tmpdir(), 'agent-e2e-project-'));
   const configPath = join(dir, 'config.json');
   writeFileSync(
     configPath,
@@ -267,6 +267,7 @@ async function harness(
       reconnect_max_delay: 0.2,
       stop_grace_period: 1,
       log_level: 'DEBUG',
+      work_roots: [projectDir],
       ...config,
     }),
   );

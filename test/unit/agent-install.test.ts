@@ -2,7 +2,7 @@
 // writes config.json, registers with plain `node main.js` (no tsx) and skips the service.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -36,7 +36,7 @@ function run(
 }
 
 /** Serves install.sh, the agent files, their index and the register endpoint, as the real server will. */
-async function installServer(): Promise<{
+async function installServer(opts: { tamper?: string } = {}): Promise<{
   url: string;
   token: string;
   registrations: any[];
@@ -62,7 +62,9 @@ async function installServer(): Promise<{
         return res.end();
       }
       res.writeHead(200, { 'content-type': file.contentType });
-      return res.end(file.body);
+      // A man in the middle (or a broken cache) altering one file after the manifest was made.
+      const rel = path.slice('/api/remote/agent/files/'.length);
+      return res.end(rel === opts.tamper ? `${file.body}\n// injected\n` : file.body);
     }
     if (path === '/api/remote/agent/register' && req.method === 'POST') {
       let raw = '';
@@ -130,6 +132,27 @@ describe('agent files served to installers', () => {
     assert.match((await loadAgentFile('PROTOCOL.md'))!.body, /Polling/);
   });
 
+  it('serves manifest.json: every listed file with the SHA-256 of the bytes served', async () => {
+    const manifest = JSON.parse((await loadAgentFile('manifest.json'))!.body);
+    assert.deepEqual(
+      manifest.files.map((f: any) => f.path),
+      listAgentFiles(),
+    );
+    for (const { path, sha256 } of manifest.files) {
+      const body = (await loadAgentFile(path))!.body;
+      assert.equal(sha256, createHash('sha256').update(body, 'utf8').digest('hex'), path);
+    }
+    assert.ok(!listAgentFiles().includes('manifest.json'), 'not installed itself');
+  });
+
+  it('renders a script in linear time for a URL with a long run of slashes', () => {
+    const start = process.hrtime.bigint();
+    renderInstallScript('sh', `http://h/${'/'.repeat(20_000)}x`);
+    renderInstallScript('sh', `http://h/a${'/'.repeat(20_000)}`);
+    const ms = Number(process.hrtime.bigint() - start) / 1e6;
+    assert.ok(ms < 50, `took ${ms} ms`);
+  });
+
   it('returns null for anything not in the list (no path traversal)', async () => {
     for (const bad of [
       '../package.json',
@@ -190,7 +213,18 @@ describe('install.sh', () => {
     const dir = join(home, 'agent dir with space');
     const res = await run(
       'sh',
-      [script, '--token', srv.token, '--name', 'laptop', '--dir', dir, '--no-service', '--skip-cli-install'],
+      [
+        script,
+        '--token',
+        srv.token,
+        '--name',
+        'laptop',
+        '--dir',
+        dir,
+        '--no-service',
+        '--skip-cli-install',
+        '--insecure',
+      ],
       { HOME: home },
     );
     assert.equal(res.code, 0, res.out + res.err);
@@ -227,11 +261,12 @@ describe('install.sh', () => {
         join(home, 'a'),
         '--no-service',
         '--skip-cli-install',
+        '--insecure',
       ],
       { HOME: home },
     );
     assert.equal(res.code, 0, res.out + res.err);
-    assert.match(res.out, /Fetching the agent file list/);
+    assert.match(res.out, /Fetching the agent manifest/);
     assert.equal(JSON.parse(readFileSync(join(home, 'a', 'config.json'), 'utf8')).agent_token, 'agent-tok');
   });
 
@@ -243,13 +278,68 @@ describe('install.sh', () => {
     writeFileSync(script, renderInstallScript('sh', srv.url));
     const res = await run(
       'sh',
-      [script, '--token', 'not-the-token', '--dir', join(home, 'a'), '--no-service', '--skip-cli-install'],
+      [
+        script,
+        '--token',
+        'not-the-token',
+        '--dir',
+        join(home, 'a'),
+        '--no-service',
+        '--skip-cli-install',
+        '--insecure',
+      ],
       { HOME: home },
     );
     assert.notEqual(res.code, 0);
     assert.match(res.err, /registration failed/);
     assert.match(res.err, /consumed by the server/);
     assert.match(res.err, /new token/);
+  });
+
+  it('refuses an http:// server without --insecure, before downloading anything', async (t) => {
+    const srv = await installServer();
+    t.after(srv.close);
+    const home = mkdtempSync(join(tmpdir(), 'agent-home-'));
+    const script = join(home, 'install.sh');
+    writeFileSync(script, renderInstallScript('sh', srv.url));
+    const res = await run('sh', [script, '--token', srv.token, '--dir', join(home, 'a'), '--no-service'], {
+      HOME: home,
+    });
+    assert.equal(res.code, 1);
+    assert.match(res.err, /refusing the http:\/\/ server URL .*pass --insecure/);
+    assert.ok(!existsSync(join(home, 'a', 'main.js')));
+    assert.equal(srv.registrations.length, 0);
+  });
+
+  it('refuses a file whose SHA-256 does not match the manifest, and does not register', async (t) => {
+    const srv = await installServer({ tamper: 'sessions.js' });
+    t.after(srv.close);
+    const home = mkdtempSync(join(tmpdir(), 'agent-home-'));
+    const script = join(home, 'install.sh');
+    writeFileSync(script, renderInstallScript('sh', srv.url));
+    const dir = join(home, 'a');
+    const res = await run(
+      'sh',
+      [script, '--token', srv.token, '--dir', dir, '--no-service', '--skip-cli-install', '--insecure'],
+      { HOME: home },
+    );
+    assert.equal(res.code, 1, res.out + res.err);
+    assert.match(res.err, /checksum mismatch for sessions\.js/);
+    assert.ok(
+      !existsSync(join(dir, 'sessions.js')) && !existsSync(join(dir, 'main.js')),
+      'nothing installed',
+    );
+    assert.equal(srv.registrations.length, 0, 'no registration');
+  });
+
+  it('pins the CLI versions, the same table in install.sh and install.ps1', () => {
+    const pins = ['@gitlawb/openclaude@0.8.0', '@anthropic-ai/claude-code@2.1.330', '@openai/codex@0.169.0'];
+    for (const kind of ['sh', 'ps1'] as const) {
+      const script = loadInstallTemplate(kind);
+      for (const pin of pins) assert.ok(script.includes(`'${pin}'`), `${kind}: ${pin}`);
+      assert.match(script, /manifest\.json/);
+      assert.match(script, /--insecure/);
+    }
   });
 
   it('rejects missing required parameters', async () => {

@@ -17,6 +17,7 @@ function manager(overrides: Partial<AgentConfig> = {}) {
     cli_env: {},
     max_sessions: 5,
     work_dir: '',
+    work_roots: [tmpdir()],
     stop_grace_period: 1,
     ...overrides,
   } as AgentConfig;

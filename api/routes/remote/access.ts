@@ -60,9 +60,13 @@ export function remoteAccess(deps: AppDeps) {
       const session = await sessions.find(sessionId);
       if (!session) throw new NotFoundError(SESSION_NOT_FOUND);
       const isOwner = session.userId === req.auth.user.id;
-      const { standing } = session.remoteMachineId
-        ? await standingOn(req, session.remoteMachineId)
-        : { standing: machineStanding(req.auth.user, null) };
+      // Machine-level standing counts only on the machine generation the session was bound to: the
+      // admins of a later machine registered under the same id do not inherit its sessions.
+      const machine = session.remoteMachineId ? await machines.find(session.remoteMachineId) : undefined;
+      const { standing } =
+        machine && machine.machineKey === session.remoteMachineKey
+          ? await standingOn(req, machine.machineId)
+          : { standing: machineStanding(req.auth.user, null) };
       if (!maySeeSession(standing, isOwner)) throw new NotFoundError(SESSION_NOT_FOUND);
       return { session, standing, isOwner };
     },

@@ -42,7 +42,12 @@ export function agentEventSink(deps: AppDeps, control: RemoteSessionControl) {
   const commands = remoteCommands(deps);
 
   return {
-    async ingest(machineId: string, raw: unknown[], log: Logger): Promise<{ rejected: number }> {
+    async ingest(
+      machineId: string,
+      raw: unknown[],
+      log: Logger,
+      machineKey: string | null = null,
+    ): Promise<{ rejected: number }> {
       if (!raw.length) return { rejected: 0 };
       const now = deps.now();
       let rejected = 0;
@@ -50,7 +55,9 @@ export function agentEventSink(deps: AppDeps, control: RemoteSessionControl) {
       const sessionOf = async (sessionId: string) => {
         if (!owned.has(sessionId)) {
           const s = await sessions.find(sessionId);
-          owned.set(sessionId, s && s.remoteMachineId === machineId ? s : null);
+          // Bound to this machine id AND its current generation (not a deleted predecessor's session).
+          const mine = s && s.remoteMachineId === machineId && s.remoteMachineKey === machineKey;
+          owned.set(sessionId, mine ? s : null);
         }
         return owned.get(sessionId) ?? null;
       };

@@ -1,10 +1,13 @@
 // The agent's side of the API (agent/PROTOCOL.md): registration with a one-time token, the WebSocket
 // endpoint (501 until the transport exists), the long-poll message endpoint, and the installer's
 // scripts and files. None of these use a browser session: agents authenticate with their agent token.
+import { randomUUID } from 'node:crypto';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { registrationTokensRepository } from '../../../db/repositories/registration-tokens.ts';
 import { type RemoteMachineRow, remoteMachinesRepository } from '../../../db/repositories/remote-machines.ts';
+import { remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
+import { isUniqueViolation } from '../../../db/unique-violation.ts';
 import {
   BadRequestError,
   ConflictError,
@@ -32,13 +35,14 @@ import { publicUrl } from './public-url.ts';
 /** PROTOCOL.md: the server holds a poll at most this long. */
 export const MAX_WAIT_MS = 25_000;
 
+/** Agent-chosen machine ids (linear: one bounded character class). */
+export const MACHINE_ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 const text = (max: number) => z.string().trim().max(max);
 const registerBody = z.object({
   registration_token: z.string().min(1),
-  machine_id: z
-    .string()
-    .trim()
-    .regex(/^[A-Za-z0-9._:-]{1,64}$/, 'must be 1-64 letters, digits or ._:-'),
+  machine_id: z.string().trim().regex(MACHINE_ID_PATTERN, 'must be 1-64 letters, digits or ._:-'),
+  /** The machine's current agent token: an agent renewing its own registration. */
+  agent_token: z.string().max(200).optional(),
   machine_name: text(255).optional(),
   hostname: text(255).optional(),
   os_type: text(50).optional(),
@@ -69,7 +73,9 @@ export function agentRouter(deps: AppDeps): Router {
   const tokens = registrationTokensRepository(deps.database);
   const commands = remoteCommands(deps);
   const bus = remoteBus(deps.database);
-  const events = agentEventSink(deps, remoteSessionControl(deps.temporal));
+  const control = remoteSessionControl(deps.temporal);
+  const sessions = remoteSessionsRepository(deps.database);
+  const events = agentEventSink(deps, control);
 
   r.post('/api/remote/agent/register', async (req, res) => {
     const token = typeof req.body?.registration_token === 'string' ? req.body.registration_token : '';
@@ -89,7 +95,7 @@ export function agentRouter(deps: AppDeps): Router {
         ...agentActor,
         tenantId: null,
       });
-      throw new UnauthorizedError('Registration token is invalid or already used');
+      throw new UnauthorizedError('Registration token is invalid, expired, revoked or already used');
     }
     const audit = (success: boolean, details: Record<string, unknown>) =>
       writeAudit(deps, req, {
@@ -102,6 +108,10 @@ export function agentRouter(deps: AppDeps): Router {
         tenantId: consumed.tenantId,
         targetTenantId: consumed.tenantId,
       });
+    const refuse = async (reason: string, message: string): Promise<never> => {
+      await audit(false, { reason });
+      throw new ConflictError(message);
+    };
     let body: z.infer<typeof registerBody>;
     try {
       body = parseInput(registerBody, req.body);
@@ -109,13 +119,26 @@ export function agentRouter(deps: AppDeps): Router {
       await audit(false, { reason: 'invalid_body', error: (err as Error).message });
       throw err;
     }
+    if (consumed.machineId && consumed.machineId !== body.machine_id)
+      await refuse('re_enrol_other_machine', 'This registration token re-enrols another machine_id');
     const existing = await machines.find(body.machine_id);
-    if (existing && existing.tenantId !== consumed.tenantId) {
-      await audit(false, { reason: 'machine_id_taken' });
-      throw new ConflictError('machine_id is already registered to another tenant');
-    }
+    // Taking over an existing machine id needs proof: its current agent token (the agent renewing its own
+    // registration) or a re-enrolment token a system administrator issued for exactly this machine.
+    const renewal = !!existing && remoteSecretMatches(body.agent_token ?? '', existing.agentTokenHash);
+    const reEnrolment = !!existing && consumed.machineId === existing.machineId;
+    if (existing && existing.tenantId !== consumed.tenantId)
+      await refuse('machine_id_taken', 'machine_id is already registered to another tenant');
+    if (existing && !renewal && !reEnrolment)
+      await refuse(
+        'machine_id_registered',
+        'machine_id is already registered: re-registering it needs its current agent token, or a ' +
+          're-enrolment token a system administrator creates for this machine_id',
+      );
     const agentToken = newRemoteSecret();
     const now = deps.now();
+    // A renewal keeps the machine generation (its sessions go on); anything else starts a new one, so
+    // the sessions and queued commands of an earlier holder of this machine id are never inherited.
+    const machineKey = renewal && existing?.machineKey ? existing.machineKey : randomUUID();
     const facts = {
       machineName: body.machine_name || body.hostname || body.machine_id,
       hostname: body.hostname ?? null,
@@ -127,21 +150,50 @@ export function agentRouter(deps: AppDeps): Router {
       cliPath: body.cli_path || null,
       workDir: body.work_dir || null,
       agentTokenHash: hashRemoteSecret(agentToken),
+      machineKey,
       updatedAt: now,
     };
-    if (existing) await machines.replaceRegistration(body.machine_id, facts);
-    else
-      await machines.insert({
-        ...facts,
-        machineId: body.machine_id,
-        status: 'offline',
-        tenantId: consumed.tenantId,
-        createdBy: consumed.createdBy,
-        createdAt: now,
-      });
-    await audit(true, { machine_name: facts.machineName, re_registered: !!existing });
+    let endedSessions = 0;
+    if (existing) {
+      await machines.replaceRegistration(body.machine_id, facts);
+      if (!renewal) endedSessions = await endPreviousGeneration(body.machine_id, existing.machineKey, req);
+    } else {
+      try {
+        await machines.insert({
+          ...facts,
+          machineId: body.machine_id,
+          status: 'offline',
+          tenantId: consumed.tenantId,
+          createdBy: consumed.createdBy,
+          createdAt: now,
+        });
+      } catch (err) {
+        // Two registrations of the same new machine id raced; the other one won.
+        if (isUniqueViolation(err)) await refuse('machine_id_registered', 'machine_id is already registered');
+        throw err;
+      }
+    }
+    await audit(true, {
+      machine_name: facts.machineName,
+      re_registered: !!existing,
+      ...(existing
+        ? { via: renewal ? 'agent_token' : 're_enrolment_token', sessions_ended: endedSessions }
+        : {}),
+    });
     res.status(201).json({ machine_id: body.machine_id, agent_token: agentToken });
   });
+
+  /** After a re-enrolment: the live sessions of the machine's earlier generation end (tokens revoked). */
+  async function endPreviousGeneration(machineId: string, oldKey: string | null, req: Request) {
+    const live = (await sessions.listLiveOnMachine(machineId)).filter((s) => s.remoteMachineKey === oldKey);
+    for (const s of live)
+      await control
+        .ended(s.sessionId, { reason: 'machine_removed' })
+        .catch((err) =>
+          req.log.warn({ err, session_id: s.sessionId }, 'could not end session of re-enrolled machine'),
+        );
+    return live.length;
+  }
 
   r.get('/api/remote/agent/ws', (_req, _res) => {
     throw new NotImplementedError(
@@ -171,7 +223,7 @@ export function agentRouter(deps: AppDeps): Router {
       agentVersion: body.heartbeat?.agent_version,
       ipAddress: req.ip,
     });
-    const processed = await events.ingest(machine.machineId, body.events, req.log);
+    const processed = await events.ingest(machine.machineId, body.events, req.log, machine.machineKey);
 
     // Long poll: claim now, or wait until a command is queued for this machine (woken through the bus
     // from any instance) or wait_ms passes. A poll that went away before the answer gives its claim back.

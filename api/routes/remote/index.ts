@@ -6,10 +6,13 @@ import { agentRouter } from './agent.ts';
 import { assignmentsRouter } from './assignments.ts';
 import { machinesRouter } from './machines.ts';
 import { outputStreamRouter } from './output-stream.ts';
+import { registrationTokensRouter } from './registration-tokens.ts';
 import { sessionsRouter } from './sessions.ts';
 
 export function mountRemoteRoutes(app: Express, deps: AppDeps) {
   app.use(agentRouter(deps));
+  // Before machinesRouter: /api/remote/machines/registration-tokens must not match /machines/:id.
+  app.use(registrationTokensRouter(deps));
   app.use(machinesRouter(deps));
   app.use(assignmentsRouter(deps));
   app.use(outputStreamRouter(deps));

@@ -11,9 +11,15 @@ import { remoteMachinesRepository } from '../../../db/repositories/remote-machin
 import { remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
 import { isSystemAdmin } from '../../../domain/access.ts';
 import { BadRequestError, ConflictError } from '../../../domain/errors.ts';
-import { machineStatus } from '../../../domain/machine-status.ts';
+import { machineStatus, offlineAfterMs } from '../../../domain/machine-status.ts';
 import { mayPerform } from '../../../domain/remote-authority.ts';
 import { DEFAULT_CLI_TOOL, isValidCliToolName } from '../../../domain/remote-cli-tools.ts';
+import {
+  isSafeProjectPath,
+  MODEL_PATTERN,
+  MODEL_RULE,
+  PROJECT_PATH_RULE,
+} from '../../../domain/remote-session-input.ts';
 import { acceptsCommands, transition } from '../../../domain/remote-session-state.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
 import { remoteOutput } from '../../../services/remote-output.ts';
@@ -37,13 +43,14 @@ const createBody = z.object({
     .string({ error: 'project_path is required' })
     .trim()
     .min(1, 'project_path is required')
-    .max(500),
+    .max(500)
+    .refine(isSafeProjectPath, PROJECT_PATH_RULE),
   cli_tool: z.string().trim().refine(isValidCliToolName, 'invalid cli_tool').default(DEFAULT_CLI_TOOL),
-  model: z.string().trim().min(1).max(100).optional(),
+  model: z.string().trim().regex(MODEL_PATTERN, MODEL_RULE).optional(),
   title: z.string().max(500).optional(),
 });
 const chatBody = z.object({ content: z.string().min(1).max(MAX_CHAT_CHARS) });
-const modelBody = z.object({ model: z.string().trim().min(1).max(100) });
+const modelBody = z.object({ model: z.string().trim().regex(MODEL_PATTERN, MODEL_RULE) });
 const permissionBody = z.object({
   request_id: z.string().min(1).max(200),
   decision: z.enum(['allow', 'deny']),
@@ -95,7 +102,7 @@ export function sessionsRouter(deps: AppDeps): Router {
     };
     if (!machine || !mayPerform('create_session', standing))
       await refuse('not_assigned', 'You are not assigned to this machine');
-    if (machineStatus(machine!.lastHeartbeat, deps.now()) !== 'online')
+    if (machineStatus(machine!.lastHeartbeat, deps.now(), offlineAfterMs(deps.settings.agent)) !== 'online')
       await refuse('machine_offline', 'The machine is offline');
     const sessionId = randomUUID();
     const result = await control.start({

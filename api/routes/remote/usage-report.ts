@@ -10,6 +10,16 @@
 //   201 {success: true, duplicate: false, counted}   first time this report_id is seen for the session
 //   200 {success: true, duplicate: true, counted: false}   a repeat: nothing is recorded again
 //
+// Limits, because the usage is self-declared and counts against the tenant's quota:
+//   - every count is a non-negative integer; each token field (and total_tokens) at most
+//     settings.remote.usage_report_max_tokens (10M), requests at most usage_report_max_requests (10k):
+//     400 naming the field otherwise;
+//   - only for a session whose CLI really ran on its machine: a remote session, bound to the current
+//     registration of its machine, whose start command the agent has claimed, and not ended (the proxy
+//     token of an ended session is refused anyway): 403 otherwise;
+//   - at most settings.remote.usage_reports_per_minute reports per session in any 60 s: 429 with
+//     Retry-After. The count is the session's rows in usage_reports, so it holds across instances.
+//
 // Every report is stored in usage_reports (report_id stored as `<session_id>:<report_id>`, so one
 // session cannot shadow another's ids). The proxy is the accounting of record for every model call
 // that passes through it, so a report counts towards quotas only when it says the usage did NOT pass
@@ -18,7 +28,13 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { usageReportsRepository } from '../../../db/repositories/usage-reports.ts';
-import { ForbiddenError, UnauthorizedError } from '../../../domain/errors.ts';
+import {
+  type AppError,
+  BadRequestError,
+  ForbiddenError,
+  TooManyRequestsError,
+  UnauthorizedError,
+} from '../../../domain/errors.ts';
 import { proxyTokenService } from '../../../services/proxy-tokens.ts';
 import { quotaServiceFor } from '../../../services/quota.ts';
 import { writeAudit } from '../../audit.ts';
@@ -26,25 +42,39 @@ import type { AppDeps } from '../../deps.ts';
 import { parseInput } from '../../middleware/validate.ts';
 import { proxyTokenOf } from './llm-proxy.ts';
 
-const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-const reportBody = z.object({
-  report_id: z.string().trim().min(1).max(90),
-  session_id: z.string().max(64).optional(),
-  input_tokens: count.default(0),
-  output_tokens: count.default(0),
-  cache_tokens: count.default(0),
-  total_tokens: count.optional(),
-  requests: z.number().int().min(0).max(10_000).default(1),
-  model: z.string().max(100).optional(),
-  machine_id: z.string().max(64).optional(),
-  via_proxy: z.boolean().default(true),
-});
+const RATE_WINDOW_MS = 60_000;
+
+function reportSchema(limits: { maxTokens: number; maxRequests: number }) {
+  const tokens = z.number().int('must be an integer').min(0, 'must not be negative').max(limits.maxTokens);
+  return z.object({
+    report_id: z.string().trim().min(1).max(90),
+    session_id: z.string().max(64).optional(),
+    input_tokens: tokens.default(0),
+    output_tokens: tokens.default(0),
+    cache_tokens: tokens.default(0),
+    total_tokens: tokens.optional(),
+    requests: z
+      .number()
+      .int('must be an integer')
+      .min(0, 'must not be negative')
+      .max(limits.maxRequests)
+      .default(1),
+    model: z.string().max(100).optional(),
+    machine_id: z.string().max(64).optional(),
+    via_proxy: z.boolean().default(true),
+  });
+}
 
 export function usageReportRouter(deps: AppDeps): Router {
   const r = Router();
   const tokens = proxyTokenService(deps);
   const reports = usageReportsRepository(deps.database);
   const quota = quotaServiceFor(deps);
+  const limits = deps.settings.remote;
+  const reportBody = reportSchema({
+    maxTokens: limits.usage_report_max_tokens,
+    maxRequests: limits.usage_report_max_requests,
+  });
 
   r.post('/api/remote/usage-report', async (req, res) => {
     const token = proxyTokenOf(req);
@@ -63,7 +93,7 @@ export function usageReportRouter(deps: AppDeps): Router {
     }
     const { claims, context } = verified;
     const body = parseInput(reportBody, req.body);
-    if (body.session_id !== undefined && body.session_id !== claims.sid) {
+    const refuse = async (reason: string, error: AppError): Promise<never> => {
       await writeAudit(deps, req, {
         action: 'REMOTE_USAGE_REPORT',
         resourceType: 'agent_session',
@@ -72,24 +102,59 @@ export function usageReportRouter(deps: AppDeps): Router {
         userId: claims.uid,
         tenantId: context.tenantId,
         username: context.username,
-        details: { reason: 'other_session' },
+        details: { reason, report_id: body.report_id },
       });
-      throw new ForbiddenError("The report names another session than the token's");
-    }
+      throw error;
+    };
+    if (body.session_id !== undefined && body.session_id !== claims.sid)
+      await refuse('other_session', new ForbiddenError("The report names another session than the token's"));
     const total = body.total_tokens ?? body.input_tokens + body.output_tokens;
-    const fresh = await reports.insertOnce({
+    if (total > limits.usage_report_max_tokens)
+      throw new BadRequestError(
+        `total_tokens: must be at most ${limits.usage_report_max_tokens} in one report (input_tokens + output_tokens)`,
+      );
+    const session = await reports.reportingSession(claims.sid);
+    if (session?.workspaceType !== 'remote' || !session.machineId || !session.machineCurrent)
+      await refuse('not_remote', new ForbiddenError('Usage reports are accepted only for remote sessions'));
+    if (body.machine_id !== undefined && body.machine_id !== session!.machineId)
+      await refuse(
+        'other_machine',
+        new ForbiddenError("The report names another machine than the session's"),
+      );
+    if (!session!.started)
+      await refuse(
+        'not_started',
+        new ForbiddenError('The session has not been started on its machine; there is no usage to report'),
+      );
+    const now = deps.now();
+    const rowId = await reports.insertOnce({
       reportId: `${claims.sid}:${body.report_id}`,
       sessionId: claims.sid,
-      machineId: body.machine_id ?? context.hostName,
+      machineId: session!.machineId,
       userId: claims.uid,
       inputTokens: body.input_tokens,
       outputTokens: body.output_tokens,
       model: body.model ?? null,
-      receivedAt: deps.now(),
+      receivedAt: now,
     });
-    if (!fresh) {
+    if (rowId === undefined) {
       res.json({ success: true, duplicate: true, counted: false });
       return;
+    }
+    // Inserted first, then counted up to our own row: concurrent reports cannot all slip under the limit.
+    const recent = await reports.recentCount(claims.sid, new Date(now.getTime() - RATE_WINDOW_MS), rowId);
+    if (recent.count > limits.usage_reports_per_minute) {
+      await reports.delete(rowId);
+      const freesAt = (recent.oldest?.getTime() ?? now.getTime()) + RATE_WINDOW_MS;
+      const retryAfter = Math.min(60, Math.max(1, Math.ceil((freesAt - now.getTime()) / 1000)));
+      res.setHeader('retry-after', String(retryAfter));
+      await refuse(
+        'rate_limited',
+        new TooManyRequestsError(
+          `At most ${limits.usage_reports_per_minute} usage reports per session per minute; retry later`,
+          { retry_after: retryAfter },
+        ),
+      );
     }
     const counted = !body.via_proxy;
     if (counted) {

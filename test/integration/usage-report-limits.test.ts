@@ -1,0 +1,292 @@
+// POST /api/remote/usage-report under attack and in real use (issue 8 item 4): bounds per report (400
+// naming the field), a per-session rate limit kept in the database (429 + Retry-After), reports only for
+// remote sessions started on their current machine; and the real agent reporting the usage its CLI
+// printed, counted towards quotas only when the CLI's credential bypassed the proxy.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { dayKey } from '../../domain/quota.ts';
+import { proxyTokenService } from '../../services/proxy-tokens.ts';
+import { startTestApp, type TestApp } from '../support/harness.ts';
+import {
+  agentMessage,
+  assign,
+  buildRemoteCast,
+  type FakeMachine,
+  type RemoteCast,
+  registerFakeMachine,
+  scriptedAgent,
+  startAgent,
+  waitUntil,
+} from '../support/remote.ts';
+import { api } from '../support/session.ts';
+
+const PER_MINUTE = 5;
+let app: TestApp;
+let cast: RemoteCast;
+
+before(async () => {
+  app = await startTestApp({
+    worker: true,
+    env: { SVC_REMOTE__USAGE_REPORTS_PER_MINUTE: String(PER_MINUTE) },
+  });
+  cast = await buildRemoteCast(app);
+});
+after(async () => {
+  await app?.close();
+});
+
+const tokens = () => proxyTokenService({ database: app.database, settings: app.settings, now: app.deps.now });
+const report = (token: string, body: Record<string, unknown>) =>
+  api(app.url, 'POST', '/api/remote/usage-report', { headers: { authorization: `Bearer ${token}` }, body });
+
+/** A session of userA on a scripted machine, started there; its proxy token from the start command. */
+async function startedSession(): Promise<{ sessionId: string; token: string; machine: FakeMachine }> {
+  const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
+  await assign(app.url, cast.admin.session, machine.machineId, cast.userA.id, 'user');
+  const agent = scriptedAgent(app.url, machine);
+  try {
+    await agentMessage(app.url, machine);
+    const created = await api(app.url, 'POST', '/api/remote/sessions', {
+      auth: cast.userA.session,
+      body: { machine_id: machine.machineId, project_path: '/tmp' },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const start = await waitUntil('session.start delivered', async () =>
+      agent.received.find(
+        (c) => c.command_type === 'session.start' && c.session_id === created.body.session_id,
+      ),
+    );
+    return { sessionId: created.body.session_id, token: start.payload.proxy_token, machine };
+  } finally {
+    await agent.stop();
+  }
+}
+
+async function usedToday(userId: number) {
+  const { db, t } = app.database;
+  const rows = await db.select().from(t.quotaUsage).where(eq(t.quotaUsage.userId, userId));
+  return rows.find((r) => r.period === 'daily' && r.date === dayKey(app.clock.now()));
+}
+
+test('proxy token auth, de-duplicated by report id, counted only when it bypassed the proxy', async () => {
+  const s = await startedSession();
+  const other = await startedSession();
+  assert.equal(
+    (await api(app.url, 'POST', '/api/remote/usage-report', { body: { report_id: 'x' } })).status,
+    401,
+  );
+  const before = (await usedToday(cast.userA.id))?.tokensUsed ?? 0;
+  const first = await report(s.token, {
+    report_id: 'r-1',
+    input_tokens: 100,
+    output_tokens: 50,
+    model: 'm1',
+  });
+  assert.equal(first.status, 201, JSON.stringify(first.body));
+  assert.equal(first.body.counted, false);
+  const again = await report(s.token, { report_id: 'r-1', input_tokens: 100, output_tokens: 50 });
+  assert.equal(again.status, 200);
+  assert.equal(again.body.duplicate, true);
+  const direct = await report(s.token, {
+    report_id: 'r-2',
+    input_tokens: 40,
+    output_tokens: 2,
+    via_proxy: false,
+  });
+  assert.equal(direct.status, 201);
+  assert.equal(direct.body.counted, true);
+  const dup = await report(s.token, {
+    report_id: 'r-2',
+    input_tokens: 40,
+    output_tokens: 2,
+    via_proxy: false,
+  });
+  assert.equal(dup.body.duplicate, true);
+  assert.equal((await usedToday(cast.userA.id))!.tokensUsed - before, 42, 'counted once');
+  const wrong = await report(s.token, { report_id: 'r-3', session_id: other.sessionId, input_tokens: 1 });
+  assert.equal(wrong.status, 403);
+  const { db, t } = app.database;
+  const rows = await db.select().from(t.usageReports).where(eq(t.usageReports.sessionId, s.sessionId));
+  assert.equal(rows.length, 2);
+});
+
+test('bounds: non-negative integers, at most 10M tokens and 10k requests per report, 400 naming the field', async () => {
+  const s = await startedSession();
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [{ input_tokens: 2 ** 53 }, /^input_tokens: /],
+    [{ input_tokens: 10_000_001 }, /^input_tokens: /],
+    [{ output_tokens: 10_000_001 }, /^output_tokens: /],
+    [{ cache_tokens: 10_000_001 }, /^cache_tokens: /],
+    [{ total_tokens: 10_000_001 }, /^total_tokens: /],
+    [{ input_tokens: 6_000_000, output_tokens: 6_000_000 }, /^total_tokens: must be at most 10000000/],
+    [{ requests: 10_001 }, /^requests: /],
+    [{ input_tokens: -1 }, /^input_tokens: must not be negative/],
+    [{ output_tokens: 1.5 }, /^output_tokens: must be an integer/],
+    [{ input_tokens: '5' }, /^input_tokens: /],
+  ];
+  for (const [fields, message] of cases) {
+    const r = await report(s.token, { report_id: randomUUID(), via_proxy: false, ...fields });
+    assert.equal(r.status, 400, JSON.stringify(fields));
+    assert.match(r.body.error, message);
+  }
+  const before = (await usedToday(cast.userA.id))?.tokensUsed ?? 0;
+  const atLimit = await report(s.token, {
+    report_id: 'max',
+    input_tokens: 10_000_000,
+    requests: 10_000,
+    via_proxy: false,
+  });
+  assert.equal(atLimit.status, 201, JSON.stringify(atLimit.body));
+  const u = await usedToday(cast.userA.id);
+  assert.equal(u!.tokensUsed - before, 10_000_000, 'only the accepted report counted');
+});
+
+test('rate limit per session, counted in the database: 429 with Retry-After, other sessions unaffected', async () => {
+  const s = await startedSession();
+  const other = await startedSession();
+  const sent = await Promise.all(
+    Array.from({ length: PER_MINUTE + 3 }, (_, i) =>
+      report(s.token, { report_id: `burst-${i}`, input_tokens: 1, output_tokens: 1 }),
+    ),
+  );
+  const accepted = sent.filter((r) => r.status === 201).length;
+  const limited = sent.filter((r) => r.status === 429);
+  assert.equal(accepted, PER_MINUTE, 'concurrent reports cannot slip past the limit');
+  assert.equal(limited.length, 3);
+  assert.equal(
+    limited[0]!.body.error,
+    `At most ${PER_MINUTE} usage reports per session per minute; retry later`,
+  );
+  const retryAfter = Number(limited[0]!.res.headers.get('retry-after'));
+  assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+  const { db, t } = app.database;
+  const rows = await db.select().from(t.usageReports).where(eq(t.usageReports.sessionId, s.sessionId));
+  assert.equal(rows.length, PER_MINUTE, 'refused reports are not kept');
+  assert.equal((await report(other.token, { report_id: 'o-1', input_tokens: 1 })).status, 201);
+  app.clock.advance(61_000);
+  assert.equal(
+    (await report(s.token, { report_id: 'later', input_tokens: 1 })).status,
+    201,
+    'a minute later',
+  );
+});
+
+test('only sessions whose CLI was started on their current machine may report', async () => {
+  const issue = async (sessionId: string) =>
+    (await tokens().issue({ sessionId, userId: cast.userA.id, tenantId: cast.tenantId, provider: 'openai' }))
+      .token;
+  const { db, t } = app.database;
+  // A local session (not remote).
+  const localId = randomUUID();
+  await db.insert(t.agentSessions).values({
+    sessionId: localId,
+    tenantId: cast.tenantId,
+    toolName: 'cli_alpha',
+    userId: cast.userA.id,
+    status: 'active',
+  });
+  const local = await report(await issue(localId), { report_id: 'l', input_tokens: 5, via_proxy: false });
+  assert.equal(local.status, 403);
+  assert.equal(local.body.error, 'Usage reports are accepted only for remote sessions');
+
+  // A remote session whose start command no agent has claimed yet.
+  const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
+  await assign(app.url, cast.admin.session, machine.machineId, cast.userA.id, 'user');
+  await agentMessage(app.url, machine);
+  const created = await api(app.url, 'POST', '/api/remote/sessions', {
+    auth: cast.userA.session,
+    body: { machine_id: machine.machineId, project_path: '/tmp' },
+  });
+  assert.equal(created.status, 201);
+  const pending = await report(await issue(created.body.session_id), {
+    report_id: 'p',
+    input_tokens: 5,
+    via_proxy: false,
+  });
+  assert.equal(pending.status, 403);
+  assert.equal(
+    pending.body.error,
+    'The session has not been started on its machine; there is no usage to report',
+  );
+
+  // Started, but the report names another machine.
+  const s = await startedSession();
+  const foreign = await report(s.token, { report_id: 'f', input_tokens: 5, machine_id: machine.machineId });
+  assert.equal(foreign.status, 403);
+  // The machine is deleted and its id registered again: the session belongs to the old generation.
+  await api(app.url, 'DELETE', `/api/remote/machines/${s.machine.machineId}`, { auth: cast.admin.session });
+  await db
+    .update(t.agentSessions)
+    .set({ status: 'active' })
+    .where(eq(t.agentSessions.sessionId, s.sessionId));
+  const orphan = await report(await issue(s.sessionId), {
+    report_id: 'o',
+    input_tokens: 5,
+    via_proxy: false,
+  });
+  assert.equal(orphan.status, 403);
+  const audits = await db.select().from(t.auditLogs).where(eq(t.auditLogs.action, 'REMOTE_USAGE_REPORT'));
+  assert.ok(audits.filter((a) => !a.success).length >= 4, 'refusals are audited');
+});
+
+test('the agent reports the usage its CLI printed; counted only when the CLI bypassed the proxy', async () => {
+  const { db, t } = app.database;
+  for (const [keySource, counted] of [
+    ['apiKeyHelper', true],
+    [undefined, false],
+  ] as const) {
+    const machineAdmin = cast.machineAdmin;
+    const reg = await api(app.url, 'POST', '/api/remote/machines/register', {
+      auth: cast.admin.session,
+      body: { tenant_id: cast.tenantId },
+    });
+    const agent = startAgent({
+      serverUrl: app.url,
+      registrationToken: reg.body.registration_token,
+      extra: { cli_env: { FAKE_CLI_ECHO: '1', ...(keySource ? { FAKE_CLI_KEY_SOURCE: keySource } : {}) } },
+    });
+    try {
+      const machineId = await waitUntil(
+        'registered',
+        async () => agent.config().agent_token && agent.config().machine_id,
+      );
+      await assign(app.url, cast.admin.session, machineId, machineAdmin.id, 'user');
+      await waitUntil(
+        'online',
+        async () =>
+          (await api(app.url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.admin.session })).body
+            .status === 'online',
+      );
+      const before = (await usedToday(machineAdmin.id))?.tokensUsed ?? 0;
+      const created = await api(app.url, 'POST', '/api/remote/sessions', {
+        auth: machineAdmin.session,
+        body: { machine_id: machineId, project_path: mkdtempSync(path.join(os.tmpdir(), 'svc-project-')) },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const sid = created.body.session_id;
+      const content = 'count me please';
+      await api(app.url, 'POST', `/api/remote/sessions/${sid}/chat`, {
+        auth: machineAdmin.session,
+        body: { content },
+      });
+      const [row] = await waitUntil('usage report stored', async () => {
+        const rows = await db.select().from(t.usageReports).where(eq(t.usageReports.sessionId, sid));
+        return rows.length ? rows : undefined;
+      });
+      // The fake CLI's echo usage: input = content length, output = content length + 6.
+      assert.equal(row!.inputTokens, content.length);
+      assert.equal(row!.outputTokens, content.length + 6);
+      assert.equal(row!.machineId, machineId);
+      const after = (await usedToday(machineAdmin.id))?.tokensUsed ?? 0;
+      assert.equal(after - before, counted ? 2 * content.length + 6 : 0, `key source ${keySource}`);
+      await api(app.url, 'POST', `/api/remote/sessions/${sid}/stop`, { auth: machineAdmin.session });
+    } finally {
+      await agent.stop();
+    }
+  }
+});
