@@ -4,10 +4,10 @@
 // commands carry ids chosen by the workflow.
 import { eq } from 'drizzle-orm';
 import { remoteSessionsRepository } from '../db/repositories/remote-sessions.ts';
-import { machineStatus } from '../domain/machine-status.ts';
+import { machineStatus, offlineAfterMs } from '../domain/machine-status.ts';
 import { providerForCliTool } from '../domain/remote-cli-tools.ts';
 import type { RemoteSessionEvent, RemoteSessionStatus } from '../domain/remote-session-state.ts';
-import { proxyTokenService } from '../services/proxy-tokens.ts';
+import { proxyTokenService, proxyTokenTtlOverrides } from '../services/proxy-tokens.ts';
 import { remoteCommands } from '../services/remote-commands.ts';
 import { remoteOutput } from '../services/remote-output.ts';
 import type { ActivityDeps } from './index.ts';
@@ -56,7 +56,9 @@ export function createRemoteSessionActivities(deps: ActivityDeps) {
   const sessions = remoteSessionsRepository(deps.database);
   const commands = remoteCommands(deps);
   const output = remoteOutput(deps.database);
-  const tokens = proxyTokenService(deps);
+  // Token lifetimes per session type come from settings.remote (proxy_token_ttl_*_minutes).
+  const tokens = proxyTokenService({ ...deps, ttlOverrides: proxyTokenTtlOverrides(deps.settings.remote) });
+  const offlineAfter = offlineAfterMs(deps.settings.agent);
   const { db, t } = deps.database;
 
   const tokenRequest = (s: SessionIdentity) => ({
@@ -73,7 +75,7 @@ export function createRemoteSessionActivities(deps: ActivityDeps) {
       .select({ lastHeartbeat: t.remoteMachines.lastHeartbeat })
       .from(t.remoteMachines)
       .where(eq(t.remoteMachines.machineId, machineId));
-    if (!machine || machineStatus(machine.lastHeartbeat, deps.now()) === 'offline')
+    if (!machine || machineStatus(machine.lastHeartbeat, deps.now(), offlineAfter) === 'offline')
       return { acknowledged: false, agentResponse: null };
     const res = await commands.waitForResponse(commandId, AGENT_ACK_WAIT_MS);
     return { acknowledged: !!res, agentResponse: res?.payload ?? null };

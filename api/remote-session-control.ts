@@ -3,7 +3,9 @@
 // a call returns after the state changed. Temporal errors become the API's error classes.
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
+import type { Request } from 'express';
 import { ConflictError, ServiceUnavailableError } from '../domain/errors.ts';
+import { remoteSessionTeardown } from '../services/remote-session-teardown.ts';
 import {
   INVALID_TRANSITION,
   type LifecycleResult,
@@ -19,6 +21,8 @@ import {
   setModelUpdate,
   stopSessionUpdate,
 } from '../workflows/remote-session.ts';
+import { writeAudit } from './audit.ts';
+import type { AppDeps } from './deps.ts';
 import type { TemporalAccess } from './temporal.ts';
 
 function translate(err: unknown): never {
@@ -75,6 +79,19 @@ export function remoteSessionControl(temporal: TemporalAccess) {
         translate(err);
       }
     },
+    /**
+     * Stops the session from any live state: a start still in progress is waited out first (a stop is
+     * refused while `starting`), then the stop update runs, which revokes the token and tells the agent.
+     */
+    async stopNow(sessionId: string): Promise<LifecycleResult> {
+      try {
+        const h = await handle(sessionId);
+        await h.executeUpdate(sessionBoundUpdate);
+        return await h.executeUpdate(stopSessionUpdate);
+      } catch (err) {
+        translate(err);
+      }
+    },
     /** The session ended outside the API (CLI exit, machine removed); a finished workflow is fine. */
     async ended(sessionId: string, end: SessionEnd): Promise<void> {
       try {
@@ -89,3 +106,12 @@ export function remoteSessionControl(temporal: TemporalAccess) {
 }
 
 export type RemoteSessionControl = ReturnType<typeof remoteSessionControl>;
+
+/** The teardown service (services/remote-session-teardown.ts) bound to a request, whose actor it audits. */
+export const sessionTeardown = (deps: AppDeps, req: Request) =>
+  remoteSessionTeardown({
+    ...deps,
+    logger: req.log,
+    stopper: remoteSessionControl(deps.temporal),
+    audit: (entry) => writeAudit(deps, req, entry),
+  });

@@ -34,10 +34,12 @@ export const revocationReason = (event: RemoteSessionEvent): 'stopped' | 'comple
 
 /**
  * When to rotate a proxy token: at 80 % of its lifetime, and never later than 5 minutes before expiry,
- * so the agent has time to restart the CLI between turns before the old token stops working.
+ * so the agent has time to restart the CLI between turns before the old token stops working. The
+ * margin is at most half the lifetime: a short configured lifetime (settings.remote) rotates at half
+ * time instead of at once, which would rotate again and again without pause.
  */
 export function rotationDueAt(issuedAtMs: number, expiresAtMs: number): number {
   const lifetime = Math.max(0, expiresAtMs - issuedAtMs);
-  const at80 = issuedAtMs + Math.floor(lifetime * 0.8);
-  return Math.max(issuedAtMs, Math.min(at80, expiresAtMs - 5 * 60_000));
+  const margin = Math.max(Math.min(5 * 60_000, lifetime / 2), lifetime * 0.2);
+  return issuedAtMs + Math.floor(lifetime - margin);
 }

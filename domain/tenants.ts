@@ -1,5 +1,6 @@
 // Tenant rules, pure: statuses, plans, defaults (spec document 2, Tenants and Limits), and when a
 // tenant's users are refused.
+import { isSystemAdmin } from './access.ts';
 
 export const TENANT_STATUSES = ['active', 'suspended', 'trial', 'inactive'] as const;
 export type TenantStatus = (typeof TENANT_STATUSES)[number];
@@ -61,6 +62,16 @@ export function tenantRefusal(
     return `Tenant "${tenant.name}" is suspended; contact your administrator`;
   if (tenant.status === 'inactive') return `Tenant "${tenant.name}" is inactive; contact your administrator`;
   return null;
+}
+
+/**
+ * A user without a tenant (its tenant was hard-deleted, or an administrator removed it) may not log in
+ * until an administrator gives it one; system administrators are global and need none.
+ */
+export const NO_TENANT_REFUSAL = 'Your account has no tenant; ask an administrator to assign one';
+export function noTenantRefusal(user: { role: string; tenantId: number | null }): string | null {
+  if (user.tenantId != null || isSystemAdmin(user)) return null;
+  return NO_TENANT_REFUSAL;
 }
 
 /** The tenant the platform ships with (migration baseline); it cannot be deleted. */

@@ -2,7 +2,6 @@
 // and its jti recorded, so it can be revoked; verification checks signature, record, expiry and the
 // session's lifecycle state. Callers pass the token on to the agent and never log or persist it.
 import { randomUUID } from 'node:crypto';
-import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import { type ProxyCallContext, proxyTokensRepository } from '../db/repositories/proxy-tokens.ts';
 import {
@@ -13,7 +12,7 @@ import {
   verifyProxyTokenSignature,
 } from '../domain/crypto/proxy-token.ts';
 import { tenantRefusal } from '../domain/tenants.ts';
-import { proxyTokenSecret } from './secrets.ts';
+import { type KeySettings, proxyTokenSecret } from './secrets.ts';
 
 export type ProxyTokenRefusal =
   | 'malformed'
@@ -30,8 +29,19 @@ export interface IssueRequest {
   userId: number;
   tenantId: number | null;
   provider: string;
-  /** `general` (4 h) or `ha_pool` (15 min) by default; see proxyTokenTtlSeconds. */
+  /** `general` (4 h) or `ha_pool` (15 min) by default, or as settings.remote says (ttlOverrides). */
   sessionType?: string;
+}
+
+/** Token lifetimes in seconds per session type, from the `remote` settings section (minutes). */
+export function proxyTokenTtlOverrides(remote: {
+  proxy_token_ttl_general_minutes: number;
+  proxy_token_ttl_ha_pool_minutes: number;
+}): Record<string, number> {
+  return {
+    general: remote.proxy_token_ttl_general_minutes * 60,
+    ha_pool: remote.proxy_token_ttl_ha_pool_minutes * 60,
+  };
 }
 
 /** Session states in which a proxy token may be used (a paused session's CLI is frozen anyway). */
@@ -65,7 +75,7 @@ export function proxyCallRefusal(
 
 export function proxyTokenService(deps: {
   database: DatabaseHandle;
-  settings: Pick<Settings, 'SVC_ENCRYPTION_KEY' | 'SECRET_KEY' | 'production'>;
+  settings: KeySettings;
   now: () => Date;
   ttlOverrides?: Record<string, number>;
 }) {

@@ -1,5 +1,5 @@
 // Registered machines. The agent token is stored only as its SHA-256 (agent_token_hash).
-import { asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, or } from 'drizzle-orm';
 import type { DatabaseHandle } from '../client.ts';
 
 export type RemoteMachineRow = DatabaseHandle['t']['remoteMachines']['$inferSelect'];
@@ -44,6 +44,23 @@ export function remoteMachinesRepository({ db, t }: DatabaseHandle) {
       if (facts.agentVersion) set.agentVersion = facts.agentVersion.slice(0, 50);
       if (facts.ipAddress) set.ipAddress = facts.ipAddress.slice(0, 64);
       await db.update(m).set(set).where(eq(m.machineId, machineId));
+    },
+    /**
+     * Writes `offline` back for machines whose last heartbeat is older than `cutoff`. The condition is
+     * re-checked in the statement, so a heartbeat that lands meanwhile is never overwritten.
+     */
+    async markOffline(machineIds: string[], cutoff: Date): Promise<void> {
+      if (!machineIds.length) return;
+      await db
+        .update(m)
+        .set({ status: 'offline' })
+        .where(
+          and(
+            inArray(m.machineId, machineIds),
+            eq(m.status, 'online'),
+            or(isNull(m.lastHeartbeat), lt(m.lastHeartbeat, cutoff)),
+          ),
+        );
     },
     async delete(machineId: string): Promise<boolean> {
       const rows = await db.delete(m).where(eq(m.machineId, machineId)).returning({ id: m.id });

@@ -1,5 +1,7 @@
-// The only SQL for `tenants`, `tenant_settings`, `tenant_quotas` and reads of `tenant_usage`.
-import { and, asc, count, eq, gte, isNotNull, isNull, lte } from 'drizzle-orm';
+// The only SQL for `tenants`, `tenant_settings`, `tenant_quotas` and reads of `tenant_usage`, plus the
+// tenant hard delete, which removes what the tenant owned in other tables in the same transaction.
+import { and, asc, count, eq, gte, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm';
+import { isSystemAdmin } from '../../domain/access.ts';
 import { DEFAULT_TENANT_QUOTAS, DEFAULT_TENANT_SETTINGS } from '../../domain/tenants.ts';
 import type { DatabaseHandle } from '../client.ts';
 
@@ -38,6 +40,16 @@ export interface TenantQuotaPatch {
   monthlyRequestLimit?: number;
   maxUsers?: number;
   maxSessionsPerUser?: number;
+}
+
+/** What a hard delete removed or changed (for the audit record). */
+export interface HardDeleteSummary {
+  machines: number;
+  assignments: number;
+  apiKeys: number;
+  registrationTokens: number;
+  usersWithoutTenant: number;
+  usersLoggedOut: number;
 }
 
 export type TenantRow = NonNullable<Awaited<ReturnType<ReturnType<typeof tenantsRepository>['findById']>>>;
@@ -131,9 +143,73 @@ export function tenantsRepository(database: DatabaseHandle) {
     async softDelete(id: number, at: Date): Promise<void> {
       await db.update(tn).set({ deletedAt: at, updatedAt: at }).where(eq(tn.id, id));
     },
-    /** Removes the tenant; settings, quota and usage rows cascade, users keep living without a tenant. */
-    async hardDelete(id: number): Promise<void> {
-      await db.delete(tn).where(eq(tn.id, id));
+    /**
+     * Removes the tenant and what it owned, in one transaction: its machines with their assignments,
+     * its users' machine assignments, stored provider keys, registration tokens and SSO providers; every
+     * proxy token issued for it is revoked. Settings, quota and usage rows cascade. Users keep their rows
+     * with tenant_id null (spec: set null); the auth sessions of those who are not system administrators
+     * end (they may not log in without a tenant). Live remote sessions must have been stopped before
+     * (services/remote-session-teardown.ts); this only guarantees their tokens are dead.
+     */
+    async hardDelete(id: number, at: Date): Promise<HardDeleteSummary> {
+      return database.transaction(async ({ db: tx }) => {
+        const members = await tx
+          .select({ id: t.users.id, role: t.users.role })
+          .from(t.users)
+          .where(eq(t.users.tenantId, id));
+        const loggedOut = members.filter((u) => !isSystemAdmin(u)).map((u) => u.id);
+        const machines = tx
+          .select({ id: t.remoteMachines.machineId })
+          .from(t.remoteMachines)
+          .where(eq(t.remoteMachines.tenantId, id));
+        const a = t.machineAssignments;
+        const assignments = await tx
+          .delete(a)
+          .where(
+            or(
+              inArray(a.machineId, machines),
+              members.length
+                ? inArray(
+                    a.userId,
+                    members.map((u) => u.id),
+                  )
+                : undefined,
+            ),
+          )
+          .returning({ id: a.id });
+        const removedMachines = await tx
+          .delete(t.remoteMachines)
+          .where(eq(t.remoteMachines.tenantId, id))
+          .returning({ id: t.remoteMachines.machineId });
+        const keys = await tx
+          .delete(t.apiKeyStore)
+          .where(eq(t.apiKeyStore.tenantId, id))
+          .returning({ id: t.apiKeyStore.id });
+        const tokens = await tx
+          .delete(t.registrationTokens)
+          .where(eq(t.registrationTokens.tenantId, id))
+          .returning({ id: t.registrationTokens.id });
+        await tx.delete(t.ssoProviders).where(eq(t.ssoProviders.tenantId, id));
+        await tx
+          .update(t.proxyTokens)
+          .set({ revokedAt: at, revokedReason: 'stopped' })
+          .where(and(eq(t.proxyTokens.tenantId, id), isNull(t.proxyTokens.revokedAt)));
+        if (loggedOut.length)
+          await tx
+            .update(t.sessions)
+            .set({ isActive: false })
+            .where(and(inArray(t.sessions.userId, loggedOut), eq(t.sessions.isActive, true)));
+        await tx.update(t.users).set({ tenantId: null }).where(eq(t.users.tenantId, id));
+        await tx.delete(tn).where(eq(tn.id, id));
+        return {
+          machines: removedMachines.length,
+          assignments: assignments.length,
+          apiKeys: keys.length,
+          registrationTokens: tokens.length,
+          usersWithoutTenant: members.length,
+          usersLoggedOut: loggedOut.length,
+        };
+      });
     },
     /** Active (not soft-deleted) users per tenant. */
     async userCounts(): Promise<Map<number, number>> {

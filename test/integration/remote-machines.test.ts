@@ -168,14 +168,24 @@ test('online after a poll, offline after 180 s without one (test clock), online 
   assert.ok(online.last_heartbeat);
   app.clock.advance(179_000);
   assert.equal((await status()).status, 'online', 'still online at 179 s');
+  const stored = async () =>
+    (
+      await app.database.db
+        .select()
+        .from(app.database.t.remoteMachines)
+        .where(eq(app.database.t.remoteMachines.machineId, machine.machineId))
+    )[0]!.status;
+  assert.equal(await stored(), 'online');
   app.clock.advance(2_000);
   const offline = await status();
   assert.equal(offline.status, 'offline', 'offline at 181 s');
   assert.equal(offline.connected, false);
+  assert.equal(await stored(), 'offline', 'the stored status is written back once a reader sees it');
   const available = await api(app.url, 'GET', '/api/remote/machines/available', { auth: cast.admin.session });
   assert.ok(!available.body.machines.some((m: any) => m.machine_id === machine.machineId));
   assert.equal((await agentMessage(app.url, machine)).status, 200);
   assert.equal((await status()).status, 'online');
+  assert.equal(await stored(), 'online');
 });
 
 test('listings: admin sees all, users their assigned machines with current_user_permission; detail 404 for others', async () => {

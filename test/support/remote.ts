@@ -146,16 +146,19 @@ export function scriptedAgent(url: string, machine: FakeMachine) {
           await sleep(100);
           continue;
         }
-        const commands = r.body.commands as any[];
-        received.push(...commands);
-        if (commands.length)
-          await agentMessage(url, machine, {
+        // The message that carries the responses may itself deliver newly claimed commands.
+        let commands = r.body.commands as any[];
+        while (commands.length) {
+          received.push(...commands);
+          const answered = await agentMessage(url, machine, {
             events: commands.map((c) => ({
               type: 'response',
               command_id: c.command_id,
               payload: { ok: true },
             })),
           });
+          commands = answered.status === 200 ? (answered.body.commands ?? []) : [];
+        }
       } catch {
         if (!stopped) await sleep(100);
       }
@@ -216,6 +219,8 @@ export function startAgent(opts: {
     cli_tool: 'cli_alpha',
     cli_path: FAKE_CLI,
     work_dir: dir,
+    // Projects are temp dirs; the agent's own dir (also under tmpdir) stays excluded (agent/work-roots.ts).
+    work_roots: [os.tmpdir()],
     heartbeat_interval: 1,
     reconnect_base_delay: 0.1,
     reconnect_max_delay: 0.5,

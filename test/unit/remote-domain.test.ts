@@ -41,7 +41,8 @@ test('token rotation at 80 % of the lifetime, at least 5 minutes before expiry',
   const h4 = 4 * 3600_000;
   assert.equal(rotationDueAt(0, h4), h4 * 0.8);
   assert.equal(rotationDueAt(0, 15 * 60_000), 10 * 60_000);
-  assert.equal(rotationDueAt(0, 2 * 60_000), 0, 'a lifetime under 5 minutes rotates at once');
+  assert.equal(rotationDueAt(0, 2 * 60_000), 60_000, 'a lifetime under 10 minutes rotates at half time');
+  assert.equal(rotationDueAt(0, 60_000), 30_000, 'never at once, which would rotate without pause');
 });
 
 test('authority helpers: standing, forced user grants, admin revocation, session visibility', () => {

@@ -1,9 +1,11 @@
 // Machine assignments (spec document 1, "Machine management" and the authority table): assign, revoke,
 // list users. A machine admin may assign only as `user` and may never revoke or demote an `admin`.
+// Revoking stops the user's live sessions on the machine (services/remote-session-teardown.ts).
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { machineAssignmentsRepository } from '../../../db/repositories/machine-assignments.ts';
 import { usersRepository } from '../../../db/repositories/users.ts';
+import { isSystemAdmin } from '../../../domain/access.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../../domain/errors.ts';
 import {
   decideAssignment,
@@ -15,6 +17,7 @@ import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
 import { parseInput } from '../../middleware/validate.ts';
+import { sessionTeardown } from '../../remote-session-control.ts';
 import { remoteAccess } from './access.ts';
 
 const assignBody = z.object({
@@ -132,15 +135,22 @@ export function assignmentsRouter(deps: AppDeps): Router {
         'cannot_revoke_admin',
         'A machine administrator cannot revoke an admin user',
       );
+    // The assignment goes first, so no new session can be created while the running ones are stopped.
     await assignments.delete(machineId, userId);
+    // A system administrator's authority does not come from the assignment: its sessions stay.
+    const target = await users.findById(userId);
+    const stopped =
+      target && isSystemAdmin(target)
+        ? []
+        : await sessionTeardown(deps, req).stopMatching({ machineId, userId }, 'assignment_revoked');
     await writeAudit(deps, req, {
       action: 'REMOTE_MACHINE_REVOKE',
       resourceType: 'remote_machine',
       resourceId: machineId,
       targetTenantId: machine.tenantId,
-      details: { user_id: userId, permission: existing.permission },
+      details: { user_id: userId, permission: existing.permission, sessions_stopped: stopped.length },
     });
-    res.json({ success: true });
+    res.json({ success: true, sessions_stopped: stopped.map((s) => s.sessionId) });
   });
 
   r.get('/api/remote/machines/:id/users', auth, async (req, res) => {

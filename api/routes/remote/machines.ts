@@ -1,36 +1,23 @@
-// Machine management (spec document 1, "Machine management"): registration tokens, listings, detail,
-// unregistering, and the reserved browse endpoint. Assignments live in assignments.ts.
+// Machine management (spec document 1, "Machine management"): listings, detail, unregistering, and the
+// reserved browse endpoint. Assignments live in assignments.ts, registration tokens in registration-tokens.ts.
 import { type Request, Router } from 'express';
-import { z } from 'zod';
 import { machineAssignmentsRepository } from '../../../db/repositories/machine-assignments.ts';
-import { registrationTokensRepository } from '../../../db/repositories/registration-tokens.ts';
-import { remoteMachinesRepository } from '../../../db/repositories/remote-machines.ts';
-import { remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
-import { tenantsRepository } from '../../../db/repositories/tenants.ts';
+import { type RemoteMachineRow, remoteMachinesRepository } from '../../../db/repositories/remote-machines.ts';
 import { isSystemAdmin } from '../../../domain/access.ts';
-import {
-  BadRequestError,
-  ForbiddenError,
-  NotFoundError,
-  NotImplementedError,
-} from '../../../domain/errors.ts';
-import { machineStatus } from '../../../domain/machine-status.ts';
+import { ForbiddenError, NotFoundError, NotImplementedError } from '../../../domain/errors.ts';
+import { machineStatus, offlineAfterMs, storedStatusIsStale } from '../../../domain/machine-status.ts';
 import {
   isMachinePermission,
   machineStanding,
   mayPerform,
   type RemoteAction,
 } from '../../../domain/remote-authority.ts';
-import { hashRemoteSecret, newRemoteSecret } from '../../../domain/remote-tokens.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
-import { remoteSessionControl } from '../../remote-session-control.ts';
+import { sessionTeardown } from '../../remote-session-control.ts';
 import { MACHINE_NOT_FOUND, remoteAccess } from './access.ts';
 import { machineView } from './views.ts';
-
-const registerBody = z.object({ tenant_id: z.number().int().positive().max(2_147_483_647) });
 
 export function machinesRouter(deps: AppDeps): Router {
   const r = Router();
@@ -38,8 +25,6 @@ export function machinesRouter(deps: AppDeps): Router {
   const access = remoteAccess(deps);
   const machines = remoteMachinesRepository(deps.database);
   const assignments = machineAssignmentsRepository(deps.database);
-  const tokens = registrationTokensRepository(deps.database);
-  const control = remoteSessionControl(deps.temporal);
 
   /** System-admin-only actions: refused with 403 and an audit record for anyone else. */
   async function requireGlobal(
@@ -58,28 +43,7 @@ export function machinesRouter(deps: AppDeps): Router {
     throw new ForbiddenError('System administrator access required');
   }
 
-  r.post('/api/remote/machines/register', auth, async (req, res) => {
-    await requireGlobal(req, 'generate_registration_token', { action: 'REMOTE_REGISTRATION_TOKEN_CREATE' });
-    const body = parseInput(registerBody, req.body);
-    const tenant = await tenantsRepository(deps.database).findById(body.tenant_id);
-    if (!tenant) throw new BadRequestError('Unknown tenant_id');
-    const token = newRemoteSecret();
-    const now = deps.now();
-    const row = await tokens.create({
-      tokenHash: hashRemoteSecret(token),
-      tenantId: body.tenant_id,
-      createdBy: req.auth.user.id,
-      createdAt: now,
-      expiresAt: null,
-    });
-    await writeAudit(deps, req, {
-      action: 'REMOTE_REGISTRATION_TOKEN_CREATE',
-      resourceType: 'registration_token',
-      resourceId: row.id,
-      targetTenantId: body.tenant_id,
-    });
-    res.status(201).json({ registration_token: token, tenant_id: body.tenant_id });
-  });
+  // POST /api/remote/machines/register (registration tokens) lives in registration-tokens.ts.
 
   r.get('/api/remote/machines', auth, async (req, res) => {
     res.json({ machines: await visibleMachines(req, false) });
@@ -89,25 +53,38 @@ export function machinesRouter(deps: AppDeps): Router {
     res.json({ machines: await visibleMachines(req, true) });
   });
 
+  const offlineAfter = offlineAfterMs(deps.settings.agent);
+  /**
+   * Status of each machine from its heartbeat; rows whose stored status still says online past the
+   * threshold are written back as offline here, where a reader first sees them.
+   */
+  async function withStatus<M extends RemoteMachineRow>(rows: M[]) {
+    const now = deps.now();
+    const stale = rows.filter((m) => storedStatusIsStale(m, now, offlineAfter)).map((m) => m.machineId);
+    await machines.markOffline(stale, new Date(now.getTime() - offlineAfter));
+    return rows.map((m) => ({ m, status: machineStatus(m.lastHeartbeat, now, offlineAfter) }));
+  }
+
   /** System admins see every machine; everyone else the machines assigned to them, with their permission. */
   async function visibleMachines(req: Request, onlineOnly: boolean) {
-    const now = deps.now();
-    const online = (m: { lastHeartbeat: Date | null }) =>
-      !onlineOnly || machineStatus(m.lastHeartbeat, now) === 'online';
+    const shown = ({ status }: { status: string }) => !onlineOnly || status === 'online';
     if (isSystemAdmin(req.auth.user))
-      return (await machines.listAll()).filter(online).map((m) => machineView(m, now));
+      return (await withStatus(await machines.listAll()))
+        .filter(shown)
+        .map((x) => machineView(x.m, x.status));
     const mine = await assignments.listForUser(req.auth.user.id);
     const permissionOf = new Map(mine.map((a) => [a.machineId, a.permission]));
-    return (await machines.listByIds([...permissionOf.keys()])).filter(online).map((m) => {
-      const p = permissionOf.get(m.machineId);
-      return machineView(m, now, isMachinePermission(p) ? p : 'user');
+    return (await withStatus(await machines.listByIds([...permissionOf.keys()]))).filter(shown).map((x) => {
+      const p = permissionOf.get(x.m.machineId);
+      return machineView(x.m, x.status, isMachinePermission(p) ? p : 'user');
     });
   }
 
   r.get('/api/remote/machines/:id', auth, async (req, res) => {
     const { machine, permission } = await access.visibleMachine(req, String(req.params.id));
+    const [x] = await withStatus([machine]);
     res.json(
-      machineView(machine, deps.now(), isSystemAdmin(req.auth.user) ? undefined : (permission ?? undefined)),
+      machineView(machine, x!.status, isSystemAdmin(req.auth.user) ? undefined : (permission ?? undefined)),
     );
   });
 
@@ -119,22 +96,18 @@ export function machinesRouter(deps: AppDeps): Router {
     });
     const machine = await machines.find(machineId);
     if (!machine) throw new NotFoundError(MACHINE_NOT_FOUND);
-    // Sessions on the machine end with it (their proxy tokens are revoked by the workflow).
-    const live = await remoteSessionsRepository(deps.database).listLiveOnMachine(machineId);
-    for (const s of live) {
-      await control
-        .ended(s.sessionId, { reason: 'machine_removed' })
-        .catch((err) =>
-          req.log.warn({ err, session_id: s.sessionId }, 'could not end session of removed machine'),
-        );
-    }
+    // Sessions on the machine end with it, stopped through their workflows while the agent can still
+    // hear the stop; a second pass after the delete catches a session created in between.
+    const teardown = sessionTeardown(deps, req);
+    const stopped = await teardown.stopMatching({ machineId }, 'machine_removed');
     await machines.delete(machineId);
+    stopped.push(...(await teardown.stopMatching({ machineId }, 'machine_removed')));
     await writeAudit(deps, req, {
       action: 'REMOTE_MACHINE_DELETE',
       resourceType: 'remote_machine',
       resourceId: machineId,
       targetTenantId: machine.tenantId,
-      details: { machine_name: machine.machineName, sessions_ended: live.length },
+      details: { machine_name: machine.machineName, sessions_ended: stopped.length },
     });
     res.json({ success: true, machine_id: machineId });
   });

@@ -2,7 +2,7 @@
 // token hash never leaves the server; status is computed from the last heartbeat at read time.
 import type { RemoteMachineRow } from '../../../db/repositories/remote-machines.ts';
 import type { RemoteSessionRow } from '../../../db/repositories/remote-sessions.ts';
-import { machineStatus } from '../../../domain/machine-status.ts';
+import type { MachineStatus } from '../../../domain/machine-status.ts';
 import type { MachinePermission } from '../../../domain/remote-authority.ts';
 import type { OutputEvent } from '../../../services/remote-output.ts';
 import { iso } from '../../json-dates.ts';
@@ -17,8 +17,12 @@ function parseObject(text: string | null): Record<string, unknown> {
   }
 }
 
-export function machineView(m: RemoteMachineRow, now: Date, currentUserPermission?: MachinePermission) {
-  const status = machineStatus(m.lastHeartbeat, now);
+/** `status` is computed by the caller from the heartbeat and the configured offline threshold. */
+export function machineView(
+  m: RemoteMachineRow,
+  status: MachineStatus,
+  currentUserPermission?: MachinePermission,
+) {
   return {
     machine_id: m.machineId,
     machine_name: m.machineName,
