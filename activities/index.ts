@@ -1,6 +1,7 @@
 // Every activity the worker registers, built from the dependencies they need.
 import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
+import { createMaintenanceActivities } from './maintenance.ts';
 import { createProbeActivities } from './probe.ts';
 import { createRemoteSessionActivities } from './remote-session.ts';
 
@@ -11,5 +12,9 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps) {
-  return { ...createProbeActivities(), ...createRemoteSessionActivities(deps) };
+  return {
+    ...createProbeActivities(),
+    ...createRemoteSessionActivities(deps),
+    ...createMaintenanceActivities(deps),
+  };
 }

@@ -1,6 +1,8 @@
 // Per-application caches for access decisions: security settings (60 s, spec Limits "Login-attempt
-// settings cache") and role templates (60 s; seeded, rarely changed). Keyed by the deps object, so
+// settings cache"), role templates (60 s; seeded, rarely changed) and the tenants whose audit log is
+// off (60 s). Keyed by the deps object, so
 // several apps in one process (tests) never share them. Time comes from deps.now().
+import { auditRepository } from '../db/repositories/audit.ts';
 import { permissionsRepository } from '../db/repositories/permissions.ts';
 import { securitySettingsRepository } from '../db/repositories/security-settings.ts';
 import {
@@ -66,6 +68,7 @@ export function mergeSecuritySettings(rows: { key: string; value: string | null 
 interface Caches {
   security: TtlValue<SecuritySettings>;
   roles: TtlValue<Map<string, string[]>>;
+  auditOff: TtlValue<Set<number>>;
 }
 
 const byDeps = new WeakMap<AppDeps, Caches>();
@@ -81,6 +84,11 @@ function caches(deps: AppDeps): Caches {
         SETTINGS_CACHE_MS,
       ),
       roles: new TtlValue(() => permissionsRepository(deps.database).roleTemplates(), now, SETTINGS_CACHE_MS),
+      auditOff: new TtlValue(
+        () => auditRepository(deps.database).tenantsWithAuditOff(),
+        now,
+        SETTINGS_CACHE_MS,
+      ),
     };
     byDeps.set(deps, c);
   }
@@ -92,3 +100,6 @@ export const securitySettings = (deps: AppDeps) => caches(deps).security.get();
 export const invalidateSecuritySettings = (deps: AppDeps) => caches(deps).security.invalidate();
 /** Role -> permission templates from `role_permissions`, at most 60 s old. */
 export const roleTemplates = (deps: AppDeps) => caches(deps).roles.get();
+/** Tenants whose `audit_log_enabled` is off, at most 60 s old (this instance sees its own writes at once). */
+export const tenantsWithAuditOff = (deps: AppDeps) => caches(deps).auditOff.get();
+export const invalidateTenantAuditSettings = (deps: AppDeps) => caches(deps).auditOff.invalidate();

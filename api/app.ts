@@ -4,6 +4,7 @@ import express, { type Express } from 'express';
 import type { AppDeps } from './deps.ts';
 import { httpLogger } from './logger.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
+import { hostCheck } from './middleware/host-check.ts';
 import { mountRoutes, mountStreamingRoutes } from './routes/index.ts';
 
 export const BODY_LIMIT = '50mb';
@@ -12,6 +13,7 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(deps.settings.SVC_TRUST_PROXY));
+  app.use(hostCheck(deps));
   app.use(deps.metrics.middleware);
   app.use(httpLogger(deps.logger));
   mountStreamingRoutes(app, deps);

@@ -6,16 +6,10 @@ import { authSessionsRepository } from '../db/repositories/auth-sessions.ts';
 import { loginAttemptsRepository } from '../db/repositories/login-attempts.ts';
 import { usersRepository } from '../db/repositories/users.ts';
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../domain/errors.ts';
-import {
-  countRestarts,
-  type LockoutPolicy,
-  lockAfterFailure,
-  lockedUntil,
-  secondsUntil,
-} from '../domain/login-lockout.ts';
+import { type LockoutPolicy, lockedUntil, secondsUntil } from '../domain/login-lockout.ts';
 import { hashPassword, verifyPassword } from '../domain/passwords.ts';
 import { hashSessionToken, newSessionToken } from '../domain/session-token.ts';
-import { tenantRefusal } from '../domain/tenants.ts';
+import { noTenantRefusal, tenantRefusal } from '../domain/tenants.ts';
 import { securitySettings } from './access-caches.ts';
 import { writeAudit } from './audit.ts';
 import type { AppDeps } from './deps.ts';
@@ -86,9 +80,8 @@ export async function login(
   const ok = found !== undefined && matches;
 
   if (!ok || !candidate) {
-    const count = await attempts.recordFailure(key, now, countRestarts(state, now, policy));
-    const lock = lockAfterFailure(count, now, policy);
-    if (lock) await attempts.lock(key, lock);
+    const { lockedUntil: stored } = await attempts.recordFailure(key, now, policy);
+    const lock = lockedUntil({ attemptCount: 0, lockedUntil: stored, lastAttemptAt: now }, now);
     await writeAudit(deps, req, {
       action: 'LOGIN_FAILED',
       resourceType: 'user',
@@ -105,7 +98,7 @@ export async function login(
 
   const user = found!.user;
   if (!user.isActive) throw new UnauthorizedError('Account is disabled');
-  const refusal = tenantRefusal(found!.tenant);
+  const refusal = tenantRefusal(found!.tenant) ?? noTenantRefusal(user);
   if (refusal) {
     await writeAudit(deps, req, {
       action: 'LOGIN_REFUSED',
@@ -115,7 +108,7 @@ export async function login(
       userId: user.id,
       tenantId: user.tenantId,
       username: user.username,
-      details: { reason: 'tenant_not_active' },
+      details: { reason: user.tenantId == null ? 'no_tenant' : 'tenant_not_active' },
     });
     throw new ForbiddenError(refusal);
   }

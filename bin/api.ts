@@ -1,5 +1,7 @@
 // `npm run api`: the HTTP API alone (scale-out), against DATABASE_URL and TEMPORAL_ADDRESS. It never
 // migrates; the schema must already be inside this build's compatibility window.
+
+import { loadSettings, SettingsError } from '../config/settings.ts';
 import {
   buildDeps,
   connectTemporal,
@@ -9,7 +11,6 @@ import {
   prepareDatabase,
   StartupError,
 } from './runtime.ts';
-import { loadSettings, SettingsError } from '../config/settings.ts';
 
 const say = (line: string) => console.log(`[svc-api] ${line}`);
 

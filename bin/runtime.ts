@@ -1,5 +1,6 @@
 // Startup and shutdown pieces shared by the entry points (start = all in one, api, worker).
-import type { Server } from 'node:http';
+import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.ts';
 import { createApp } from '../api/app.ts';
@@ -7,12 +8,15 @@ import type { AppDeps } from '../api/deps.ts';
 import { createLogger } from '../api/logger.ts';
 import { createMetrics } from '../api/metrics.ts';
 import { createTemporalAccess, type TemporalAccess } from '../api/temporal.ts';
+import type { Settings } from '../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../db/client.ts';
 import { checkCompatibility, upgrade } from '../migrations/runner.ts';
-import type { Settings } from '../config/settings.ts';
+import { ensureMaintenanceSchedules } from '../services/maintenance-schedules.ts';
 import { type RunningWorker, startWorker } from './worker-runtime.ts';
 
 export class StartupError extends Error {}
+
+export const MAX_HEADER_BYTES = 16 * 1024;
 
 /** Opens the database; migrates only when asked (embedded single-node start outside production). */
 export async function prepareDatabase(
@@ -42,6 +46,8 @@ export function buildDeps(
   temporal: TemporalAccess,
   logger: Logger,
 ): AppDeps {
+  // The workspace is created at startup; /readyz only reports on it.
+  mkdirSync(settings.workspaceDir, { recursive: true });
   return { settings, database, temporal, logger, metrics: createMetrics(), now: () => new Date() };
 }
 
@@ -57,7 +63,12 @@ export async function listen(
   deps: AppDeps,
 ): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const app = createApp(deps);
-  const server = app.listen(deps.settings.PORT, deps.settings.HOST);
+  // Request headers are capped at 16 KiB in total (Node's default, stated so it cannot drift): a
+  // larger head is answered 431 before any of our code, or any regex, sees it.
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app).listen(
+    deps.settings.PORT,
+    deps.settings.HOST,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (err: NodeJS.ErrnoException) =>
@@ -88,14 +99,14 @@ export async function listen(
   };
 }
 
-export function runWorker(
+export async function runWorker(
   settings: Settings,
   address: string,
   database: DatabaseHandle,
   log: (l: string) => void,
   cacheDir = `${settings.dataDir}/cache`,
 ): Promise<RunningWorker> {
-  return startWorker({
+  const worker = await startWorker({
     address,
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
@@ -103,6 +114,16 @@ export function runWorker(
     cacheDir,
     log,
   });
+  await ensureMaintenanceSchedules({
+    address,
+    namespace: settings.TEMPORAL_NAMESPACE,
+    taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    sessionStatsEveryMinutes: settings.SVC_SESSION_STATS_REFRESH_MINUTES,
+  }).catch(async (err) => {
+    await worker.stop();
+    throw new StartupError(`Cannot create the maintenance schedules: ${(err as Error).message}`);
+  });
+  return worker;
 }
 
 export function makeLogger(settings: Settings): Logger {

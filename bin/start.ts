@@ -2,6 +2,7 @@
 // PostgreSQL database), an embedded Temporal dev server (unless TEMPORAL_ADDRESS is set), one worker
 // and the HTTP API.
 import { mkdirSync } from 'node:fs';
+import { loadSettings, SettingsError } from '../config/settings.ts';
 import { bootstrapAdmin } from './bootstrap-admin.ts';
 import {
   buildDeps,
@@ -13,7 +14,6 @@ import {
   runWorker,
   StartupError,
 } from './runtime.ts';
-import { loadSettings, SettingsError } from '../config/settings.ts';
 import { findTemporalCli } from './temporal-cli.ts';
 import { type DevServer, startDevServer } from './temporal-dev.ts';
 
@@ -31,7 +31,7 @@ async function main() {
   );
   if (!settings.production && !settings.SVC_ENCRYPTION_KEY)
     say(
-      'WARNING: SVC_ENCRYPTION_KEY is not set; stored secrets use a development-only key. Set it before storing real provider keys.',
+      `WARNING: SVC_ENCRYPTION_KEY is not set; stored secrets use a random development key kept in ${settings.dataDir}/dev-secrets.json (mode 0600). Set SVC_ENCRYPTION_KEY before storing real provider keys.`,
     );
   // Production never runs DDL at startup (spec, Versioning 3): migrations are a separate step there.
   const database = await prepareDatabase(settings, { migrate: !settings.production, log: say });

@@ -1,6 +1,7 @@
 // `npm run worker`: one Temporal worker alone (scale-out), against DATABASE_URL and TEMPORAL_ADDRESS.
-import { onShutdown, prepareDatabase, runWorker, StartupError } from './runtime.ts';
+
 import { loadSettings, SettingsError } from '../config/settings.ts';
+import { onShutdown, prepareDatabase, runWorker, StartupError } from './runtime.ts';
 
 const say = (line: string) => console.log(`[svc-worker] ${line}`);
 

@@ -38,7 +38,21 @@ const flatSchema = z.object({
   SVC_TEMPORAL_DEV_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   SVC_TEMPORAL_UI_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Public URL agents use to reach this server (defaults to http://HOST:PORT). */
-  SVC_PUBLIC_URL: z.string().optional(),
+  SVC_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Where checkouts and other work files live (default `<data dir>/workspaces`; checked by /readyz). */
+  SVC_WORKSPACE_DIR: z.string().optional(),
+  /** How often the PostgreSQL `session_stats` materialized view is refreshed (a Temporal schedule). */
+  SVC_SESSION_STATS_REFRESH_MINUTES: z.coerce.number().int().min(1).max(1440).default(5),
+  /** Extra Host names the API answers for, besides SVC_PUBLIC_URL's, HOST and loopback names. */
+  SVC_ALLOWED_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
 });
 
 const bool = z.preprocess(
@@ -107,8 +121,6 @@ const sectionSchemas = {
     .object({
       /** A machine is offline after this many seconds without a heartbeat or poll (spec: 180). */
       offline_after_seconds: int(10, 86_400).default(180),
-      /** How long an agent's HTTP long poll is held open. */
-      long_poll_seconds: int(1, 60).default(25),
     })
     .strict(),
 } as const;
@@ -120,6 +132,7 @@ type Sections = { [K in SectionName]: z.infer<(typeof sectionSchemas)[K]> };
 export type Settings = z.infer<typeof flatSchema> &
   Sections & {
     dataDir: string;
+    workspaceDir: string;
     production: boolean;
     dialect: 'sqlite' | 'postgres';
     sqlitePath: string;
@@ -220,5 +233,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     s.DATABASE_URL && dialect === 'sqlite'
       ? s.DATABASE_URL.replace(/^sqlite:(\/\/)?/, '')
       : path.join(dataDir, 'svc.sqlite');
-  return { ...s, ...sections, dataDir, production, dialect, sqlitePath, sources };
+  const workspaceDir = path.resolve(s.SVC_WORKSPACE_DIR || path.join(dataDir, 'workspaces'));
+  return { ...s, ...sections, dataDir, workspaceDir, production, dialect, sqlitePath, sources };
 }

@@ -163,7 +163,9 @@ function pgRaw(runner: {
 }
 
 function openPostgres(url: string): DatabaseHandle {
-  const pool = new pgPkg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  // A new backend can take seconds to start on a loaded 2-core host (40 logins at once, each holding
+  // a bcrypt thread); 5 s made such bursts answer 500. Waiting longer is the better failure mode.
+  const pool = new pgPkg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 15_000 });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
   const db = drizzlePg(pool);

@@ -16,13 +16,13 @@ export interface AttemptState {
 export const lockedUntil = (state: AttemptState | undefined, now: Date): Date | null =>
   state?.lockedUntil && state.lockedUntil.getTime() > now.getTime() ? state.lockedUntil : null;
 
-/** Whether the next failure starts a fresh count instead of adding to the stored one. */
-export function countRestarts(state: AttemptState | undefined, now: Date, policy: LockoutPolicy): boolean {
-  if (!state) return true;
-  if (state.lockedUntil && state.lockedUntil.getTime() <= now.getTime()) return true;
-  const windowMs = policy.lockoutMinutes * 60_000;
-  return !state.lastAttemptAt || now.getTime() - state.lastAttemptAt.getTime() > windowMs;
-}
+/**
+ * Failures before this instant no longer add to the count. The repository applies the whole restart
+ * rule inside its single counting statement: the count starts again when the stored lock has ended or
+ * the last failure is older than this.
+ */
+export const countWindowStart = (now: Date, policy: LockoutPolicy) =>
+  new Date(now.getTime() - policy.lockoutMinutes * 60_000);
 
 /** After a failure brought the count to `count`: the lock to set, if any. */
 export const lockAfterFailure = (count: number, now: Date, policy: LockoutPolicy): Date | null =>

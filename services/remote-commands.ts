@@ -2,12 +2,11 @@
 // answers go straight to the queue) and by the session activities (lifecycle commands). Payload fields
 // that carry a proxy token are sealed before they are written and opened only when delivered.
 import { randomUUID } from 'node:crypto';
-import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import { runtimeCommandsRepository } from '../db/repositories/runtime-commands.ts';
 import { openPayload, sealPayload } from '../domain/remote-command-payload.ts';
 import { remoteBus, topics } from './remote-bus.ts';
-import { storageKey } from './secrets.ts';
+import { type KeySettings, storageKey } from './secrets.ts';
 
 /** A queued command not claimed within this time is not delivered any more (spec field expires_at). */
 export const DEFAULT_COMMAND_TTL_MS = 10 * 60_000;
@@ -38,11 +37,7 @@ export interface CommandResponse {
   payload: Record<string, unknown>;
 }
 
-export function remoteCommands(deps: {
-  database: DatabaseHandle;
-  settings: Pick<Settings, 'SVC_ENCRYPTION_KEY' | 'SECRET_KEY' | 'production'>;
-  now: () => Date;
-}) {
+export function remoteCommands(deps: { database: DatabaseHandle; settings: KeySettings; now: () => Date }) {
   const repo = runtimeCommandsRepository(deps.database);
   const bus = remoteBus(deps.database);
   const key = storageKey(deps.settings);

@@ -95,11 +95,18 @@ export function adminUsersRouter(deps: AppDeps): Router {
     if (problem) throw new BadRequestError(problem);
   };
 
-  /** The target user, if the caller may manage it: 404 when absent, 403 when out of reach. */
+  /**
+   * The target user, if the caller may manage it: 403 when out of reach. Absent ids answer 404 only to
+   * system administrators; anyone else gets the same 403 as for another tenant's user, so ids cannot
+   * be probed across tenants.
+   */
   const manageable = async (req: Request) => {
     const { user_id } = parseInput(idParam, req.params);
     const target = await users().findById(user_id);
-    if (!target) throw new NotFoundError('User not found');
+    if (!target) {
+      if (isSystemAdmin(req.auth.user)) throw new NotFoundError('User not found');
+      throw new ForbiddenError('Cross-tenant access denied');
+    }
     const refusal = userManagementRefusal(req.auth.user, target);
     if (refusal) throw new ForbiddenError(refusal);
     return target;

@@ -68,7 +68,8 @@ export function authRouter(deps: AppDeps): Router {
   r.get('/api/auth/check', async (req, res) => {
     const s = await resolveSession(deps, req);
     if (!s.ok) {
-      res.json({ authenticated: false, user: null });
+      // The spec's shape is {authenticated: boolean, user: object}: an empty object, never null.
+      res.json({ authenticated: false, user: {} });
       return;
     }
     const u = s.auth.user;

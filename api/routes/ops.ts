@@ -1,8 +1,13 @@
 // Operational endpoints (document 2, "Operational endpoints"): they report, never repair.
-import { accessSync, constants } from 'node:fs';
-import { Router } from 'express';
+import { accessSync, constants, statfsSync } from 'node:fs';
+import { type Request, Router } from 'express';
+import { isSystemAdmin } from '../../domain/access.ts';
 import { checkCompatibility } from '../../migrations/runner.ts';
 import type { AppDeps } from '../deps.ts';
+import { resolveSession } from '../middleware/auth.ts';
+
+/** The workspace check fails below this much free space (autonomous work writes checkouts there). */
+export const MIN_WORKSPACE_FREE_BYTES = 64 * 1024 * 1024;
 
 type Check = { status: 'ok' | 'fail'; detail?: string; [k: string]: unknown };
 
@@ -71,19 +76,31 @@ export function opsRouter(deps: AppDeps): Router {
         detail: `data directory ${deps.settings.dataDir} is not writable`,
       };
     }
+    checks.workspace = workspaceCheck(deps.settings.workspaceDir);
     const ready = Object.values(checks).every((c) => c.status === 'ok');
     return { ready, body: { status: ready ? 'ready' : 'not_ready', checks } };
   };
 
-  r.get('/readyz', async (_req, res) => {
+  // Failure details (paths, driver messages) are for administrators; everyone else (load balancers,
+  // probes) gets the statuses and revisions only.
+  const visibleTo = async (req: Request, body: { checks: Record<string, Check> }) => {
+    const s = await resolveSession(deps, req).catch(() => undefined);
+    if (s?.ok && isSystemAdmin(s.auth.user)) return body;
+    const checks = Object.fromEntries(
+      Object.entries(body.checks).map(([k, { detail: _omit, ...rest }]) => [k, rest]),
+    );
+    return { ...body, checks };
+  };
+
+  r.get('/readyz', async (req, res) => {
     const { ready, body } = await readiness();
-    res.status(ready ? 200 : 503).json(body);
+    res.status(ready ? 200 : 503).json(await visibleTo(req, body));
   });
 
   // Deprecated alias of /readyz (spec, Versioning 2).
-  r.get('/health', async (_req, res) => {
+  r.get('/health', async (req, res) => {
     const { ready, body } = await readiness();
-    res.status(ready ? 200 : 503).json({ ...body, deprecated: true });
+    res.status(ready ? 200 : 503).json({ ...(await visibleTo(req, body)), deprecated: true });
   });
 
   r.get('/metrics', async (_req, res) => {
@@ -91,4 +108,18 @@ export function opsRouter(deps: AppDeps): Router {
   });
 
   return r;
+}
+
+/** The workspace directory exists, is writable and has room (reports only: never creates it). */
+function workspaceCheck(dir: string): Check {
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    return { status: 'fail', detail: `workspace directory ${dir} is missing or not writable` };
+  }
+  const fs = statfsSync(dir);
+  const free = fs.bavail * fs.bsize;
+  return free >= MIN_WORKSPACE_FREE_BYTES
+    ? { status: 'ok', free_bytes: free }
+    : { status: 'fail', free_bytes: free, detail: `workspace directory ${dir} has less than 64 MiB free` };
 }

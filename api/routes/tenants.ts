@@ -1,6 +1,9 @@
 // Tenants: /api/tenants* (document 2, "Tenants (admin)"). Creating, listing, changing, suspending and
 // deleting tenants and their quotas is for system administrators; a tenant admin may read its own
 // tenant (detail, usage, stats, quota check) and change its own tenant's settings. Changes are audited.
+// A hard delete removes what the tenant owned and ends its remote sessions; its users stay, without a
+// tenant, and cannot log in until an administrator gives them one.
+
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { type TenantRow, tenantsRepository } from '../../db/repositories/tenants.ts';
@@ -18,11 +21,13 @@ import {
   TENANT_PLANS,
   TENANT_STATUSES,
 } from '../../domain/tenants.ts';
+import { invalidateTenantAuditSettings } from '../access-caches.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { iso } from '../json-dates.ts';
 import { authenticate, requireAdmin, requireSystemAdmin } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
+import { sessionTeardown } from '../remote-session-control.ts';
 
 const slug = z
   .string()
@@ -282,6 +287,7 @@ export function tenantsRouter(deps: AppDeps): Router {
       ssoEnabled: body.sso_enabled,
     });
     await repo().putSettings(t.id, patch, deps.now());
+    invalidateTenantAuditSettings(deps);
     await audit(req, 'TENANT_SETTINGS_UPDATE', t.id, body);
     res.json({ success: true, settings: (await detail(t)).settings });
   });
@@ -308,16 +314,29 @@ export function tenantsRouter(deps: AppDeps): Router {
     const hard = q.hard === 'true' || q.hard === '1';
     const t = await byId(req, hard);
     if (t.id === DEFAULT_TENANT_ID) throw new BadRequestError('The default tenant cannot be deleted');
-    if (hard) await repo().hardDelete(t.id);
-    else await repo().softDelete(t.id, deps.now());
+    let removed: Record<string, unknown> = {};
+    if (hard) {
+      // Sessions first, through their workflows, while their machines still exist to hear the stop.
+      const stopped = await sessionTeardown(deps, req).stopMatching({ tenantId: t.id }, 'tenant_deleted');
+      const summary = await repo().hardDelete(t.id, deps.now());
+      removed = {
+        sessions_stopped: stopped.length,
+        machines: summary.machines,
+        machine_assignments: summary.assignments,
+        api_keys: summary.apiKeys,
+        registration_tokens: summary.registrationTokens,
+        users_without_tenant: summary.usersWithoutTenant,
+        users_logged_out: summary.usersLoggedOut,
+      };
+    } else await repo().softDelete(t.id, deps.now());
     await audit(
       req,
       hard ? 'TENANT_HARD_DELETE' : 'TENANT_DELETE',
       t.id,
-      { name: t.name, slug: t.slug, hard },
+      { name: t.name, slug: t.slug, hard, ...removed },
       'warning',
     );
-    res.json({ success: true, hard });
+    res.json({ success: true, hard, ...(hard ? { removed } : {}) });
   });
 
   /** Sums of tenant_usage for today and this month (UTC), against the tenant's limits. */

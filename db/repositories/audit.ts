@@ -36,6 +36,7 @@ export type AuditRow = Awaited<ReturnType<ReturnType<typeof auditRepository>['li
 
 export function auditRepository({ db, t }: DatabaseHandle) {
   const a = t.auditLogs;
+  const ts = t.tenantSettings;
 
   /** `false` = nothing is visible (scope `none`). */
   const where = (scope: ReadScope, f: AuditFilters): SQL | undefined | false => {
@@ -54,6 +55,11 @@ export function auditRepository({ db, t }: DatabaseHandle) {
   };
 
   return {
+    /** Tenants whose settings turn the routine audit trail off (domain/audit-policy.ts). */
+    async tenantsWithAuditOff(): Promise<Set<number>> {
+      const rows = await db.select({ id: ts.tenantId }).from(ts).where(eq(ts.auditLogEnabled, false));
+      return new Set(rows.map((r) => r.id));
+    },
     async insert(row: AuditInsert): Promise<void> {
       await db.insert(a).values(row);
     },

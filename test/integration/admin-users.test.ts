@@ -116,6 +116,12 @@ test('update: fields, role changes within reach, deactivation ends sessions; cro
   assert.equal((await put(admin, u.id, { tenant_id: B })).status, 200);
   assert.equal((await put(tenantAdmin, u.id, { email: 'x@example.test' })).status, 403, 'now in tenant B');
   assert.equal((await put(admin, 999999, { email: 'x@example.test' })).status, 404);
+  // No user-id enumeration across tenants: missing and foreign ids answer alike to a tenant admin.
+  const foreign = await createUser(app, admin, { role: 'user', tenant_id: B });
+  const missing = await put(tenantAdmin, 999999, { email: 'x@example.test' });
+  const other = await put(tenantAdmin, foreign.id, { email: 'x@example.test' });
+  assert.deepEqual([missing.status, missing.body], [403, { error: 'Cross-tenant access denied' }]);
+  assert.deepEqual([other.status, other.body], [missing.status, missing.body]);
   assert.equal(
     (await put(tenantAdmin, admin.user.id, { email: 'x@example.test' })).status,
     403,
@@ -143,7 +149,8 @@ test('delete: soft delete, not oneself, tenant admin only inside its tenant; the
   );
   assert.equal(
     (await api(app.url, 'DELETE', `/api/admin/users/${inA.id}`, { auth: tenantAdmin })).status,
-    404,
+    403,
+    "a deleted user is, to a tenant admin, indistinguishable from another tenant's",
   );
   const list = await api(app.url, 'GET', '/api/admin/users', { auth: admin });
   assert.ok(!list.body.users.some((u: any) => u.id === inA.id));

@@ -133,3 +133,46 @@ test('thresholds come from security_settings: PUT applies at once here, other wr
   const audit = await api(app.url, 'GET', '/api/audit/logs?action=SECURITY_SETTINGS_UPDATE', { auth: admin });
   assert.ok(audit.body.total >= 2);
 });
+
+test('40 concurrent wrong passwords are all counted: the name is locked and the right password refused', async () => {
+  const u = await createUser(app, admin, { role: 'user' });
+  const results = await Promise.all(Array.from({ length: 40 }, () => attempt(u.username, 'wrong-password')));
+  // Every answer is a refusal; those that arrived after the lock was taken say so.
+  assert.ok(
+    results.every((r) => r.status === 401 || r.status === 429),
+    JSON.stringify(results.map((r) => r.status)),
+  );
+  const rows = await app.database.sql.query<{ attempt_count: number; locked_until: unknown }>(
+    'SELECT attempt_count, locked_until FROM login_attempts WHERE username = ?',
+    [u.username],
+  );
+  assert.ok(rows[0]!.attempt_count >= 5, `count ${rows[0]!.attempt_count} reached the threshold`);
+  assert.notEqual(rows[0]!.locked_until, null);
+  const right = await attempt(u.username, u.password);
+  assert.deepEqual(
+    [right.status, right.body],
+    [429, { error: 'Too many failed login attempts; try again later' }],
+  );
+});
+
+test('the count starts again after a quiet window and after a lock has ended', async () => {
+  const u = await createUser(app, admin, { role: 'user' });
+  for (let i = 0; i < 4; i++) await attempt(u.username, 'wrong-password');
+  app.clock.advance(16 * MIN);
+  // Four old failures are forgotten: four new ones do not lock.
+  for (let i = 0; i < 4; i++) assert.equal((await attempt(u.username, 'wrong-password')).status, 401);
+  const count = async () =>
+    (
+      await app.database.sql.query<{ attempt_count: number }>(
+        'SELECT attempt_count FROM login_attempts WHERE username = ?',
+        [u.username],
+      )
+    )[0]!.attempt_count;
+  assert.equal(await count(), 4);
+  assert.equal((await attempt(u.username, 'wrong-password')).status, 401);
+  assert.equal((await attempt(u.username, u.password)).status, 429, 'the 5th failure in the window locks');
+  app.clock.advance(15 * MIN + 1000);
+  assert.equal((await attempt(u.username, 'wrong-password')).status, 401);
+  assert.equal(await count(), 1, 'a failure after the lock ended starts a new count');
+  assert.equal((await attempt(u.username, u.password)).status, 200);
+});

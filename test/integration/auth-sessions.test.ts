@@ -157,11 +157,12 @@ describe('token priority: cookie, then Bearer, then ?token=', () => {
 describe('check, profile, me', () => {
   test('check is public and tells whether the session is valid', async () => {
     const anon = await api(app.url, 'GET', '/api/auth/check');
-    assert.deepEqual([anon.status, anon.body], [200, { authenticated: false, user: null }]);
+    assert.deepEqual([anon.status, anon.body], [200, { authenticated: false, user: {} }]);
     const s = await login(app.url, ADMIN.username, ADMIN.password);
     const c = await api(app.url, 'GET', '/api/auth/check', { auth: s });
     assert.equal(c.body.authenticated, true);
     assert.equal(c.body.user.username, ADMIN.username);
+    for (const k of ['id', 'username', 'email', 'role']) assert.ok(k in c.body.user, `user.${k}`);
   });
 
   test('profile has the spec fields', async () => {

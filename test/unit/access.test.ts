@@ -12,7 +12,7 @@ import {
   isSystemAdmin,
   userManagementRefusal,
 } from '../../domain/access.ts';
-import { countRestarts, lockAfterFailure, lockedUntil } from '../../domain/login-lockout.ts';
+import { lockAfterFailure, lockedUntil } from '../../domain/login-lockout.ts';
 import { passwordPolicy, passwordProblem } from '../../domain/password-policy.ts';
 import { PERMISSIONS, ROLE_TEMPLATES } from '../../domain/permissions.ts';
 import { parseTenantIdParam, readScope, resolveKeyTenant } from '../../domain/tenant-scope.ts';
@@ -188,21 +188,6 @@ describe('lockout arithmetic', () => {
     const state = { attemptCount: 5, lockedUntil: at(15), lastAttemptAt: t0 };
     assert.deepEqual(lockedUntil(state, at(14.9)), at(15));
     assert.equal(lockedUntil(state, at(15)), null);
-  });
-  test('the count restarts after a lock ends or after a quiet window', () => {
-    assert.equal(countRestarts(undefined, t0, policy), true);
-    assert.equal(
-      countRestarts({ attemptCount: 3, lockedUntil: null, lastAttemptAt: at(-1) }, t0, policy),
-      false,
-    );
-    assert.equal(
-      countRestarts({ attemptCount: 3, lockedUntil: null, lastAttemptAt: at(-16) }, t0, policy),
-      true,
-    );
-    assert.equal(
-      countRestarts({ attemptCount: 5, lockedUntil: at(-1), lastAttemptAt: at(-16) }, t0, policy),
-      true,
-    );
   });
 });
 

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,4 +55,66 @@ test('invalid values and the production guard fail with a clear message', () => 
       .production,
     true,
   );
+});
+
+test('nested sections: file objects, SVC_<SECTION>__<KEY> overrides, defaults, validation', () => {
+  const d = dir();
+  writeFileSync(
+    path.join(d, 'config.json'),
+    JSON.stringify({
+      chatplat_a: { app_key: 'from-file', org_sync_enabled: true, org_sync_interval_minutes: 30 },
+      egress: { allow_hosts: ['gw.corp.example'] },
+    }),
+  );
+  const s = loadSettings({
+    SVC_DATA_DIR: d,
+    SVC_CHATPLAT_A__ORG_SYNC_INTERVAL_MINUTES: '15',
+    SVC_CHATPLAT_B__ORG_SYNC_TENANT_ID: '7',
+    SVC_EGRESS__ALLOW_HOSTS: 'a.example, b.example',
+    SVC_REMOTE__PROXY_TOKEN_TTL_GENERAL_MINUTES: '60',
+    SVC_ALERTS__CHATPLAT_A_WEBHOOK_SECRET: 'whsec',
+  });
+  assert.equal(s.chatplat_a.app_key, 'from-file');
+  assert.equal(s.chatplat_a.org_sync_enabled, true);
+  assert.equal(s.chatplat_a.org_sync_interval_minutes, 15);
+  assert.equal(s.sources['chatplat_a.org_sync_interval_minutes'], 'env');
+  assert.equal(s.sources['chatplat_a.app_key'], 'file');
+  assert.equal(s.chatplat_b.org_sync_tenant_id, 7);
+  assert.equal(s.chatplat_b.org_sync_enabled, false);
+  assert.deepEqual(
+    s.egress.allow_hosts,
+    ['a.example', 'b.example'],
+    'env beats the file, lists split on commas',
+  );
+  assert.equal(s.remote.proxy_token_ttl_general_minutes, 60);
+  assert.equal(s.remote.proxy_token_ttl_ha_pool_minutes, 15);
+  assert.equal(s.remote.registration_token_ttl_hours, 24);
+  assert.equal(s.alerts.chatplat_a_webhook_secret, 'whsec');
+  assert.equal(s.agent.offline_after_seconds, 180);
+  assert.equal(s.sources['agent.offline_after_seconds'], 'default');
+
+  assert.throws(
+    () => loadSettings({ SVC_DATA_DIR: d, SVC_CHATPLAT_A__ORG_SYNC_INTERVAL_MINUTES: 'hourly' }),
+    (e: Error) => e instanceof SettingsError && /chatplat_a\.org_sync_interval_minutes/.test(e.message),
+  );
+  const typo = dir();
+  writeFileSync(path.join(typo, 'config.json'), JSON.stringify({ chatplat_a: { app_kee: 'x' } }));
+  assert.throws(
+    () => loadSettings({ SVC_DATA_DIR: typo }),
+    (e: Error) => e instanceof SettingsError && /chatplat_a/.test(e.message) && /app_kee/.test(e.message),
+    'an unknown key in a section is an error, not silently ignored',
+  );
+  const notObject = dir();
+  writeFileSync(path.join(notObject, 'config.yaml'), 'egress: yes\n');
+  assert.throws(
+    () => loadSettings({ SVC_DATA_DIR: notObject }),
+    (e: Error) => e instanceof SettingsError && /egress: expected an object/.test(e.message),
+  );
+});
+
+test('no layer imports settings from bin/ (the settings module is at the bottom)', () => {
+  const r = spawnSync('git', ['grep', '-l', '-e', "from '[./]*bin/settings", '--', '*.ts'], {
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 1, `files importing bin/settings: ${r.stdout}`);
 });

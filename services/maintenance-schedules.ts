@@ -1,0 +1,40 @@
+// Creates (or brings up to date) the Temporal schedules of periodic upkeep. Called by every worker at
+// start: the first creates them, later ones find them and only correct the interval and task queue,
+// so N workers never create N schedules. One schedule id per task queue keeps separate deployments
+// (and test apps) sharing a namespace apart.
+import { Client, Connection, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
+
+export const sessionStatsScheduleId = (taskQueue: string) => `svc-refresh-session-stats-${taskQueue}`;
+
+export async function ensureMaintenanceSchedules(opts: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  sessionStatsEveryMinutes: number;
+}): Promise<void> {
+  const connection = await Connection.connect({ address: opts.address });
+  try {
+    const client = new Client({ connection, namespace: opts.namespace });
+    const scheduleId = sessionStatsScheduleId(opts.taskQueue);
+    const spec = { intervals: [{ every: `${opts.sessionStatsEveryMinutes}m` }] };
+    const action = {
+      type: 'startWorkflow' as const,
+      workflowType: 'refreshSessionStatsWorkflow',
+      taskQueue: opts.taskQueue,
+      workflowId: `${scheduleId}-run`,
+    };
+    try {
+      await client.schedule.create({
+        scheduleId,
+        spec,
+        action,
+        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+      });
+    } catch (err) {
+      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+      await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action }));
+    }
+  } finally {
+    await connection.close();
+  }
+}
