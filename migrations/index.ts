@@ -9,6 +9,7 @@ import autonomous from './versions/0005_autonomous_workflows.ts';
 import remoteOutputDedupe from './versions/0007_remote_output_dedupe.ts';
 import apiKeyOrigin from './versions/0008_api_key_origin.ts';
 import remoteMachineKey from './versions/0010_remote_machine_key.ts';
+import usageEstimatedTokens from './versions/0011_usage_estimated_tokens.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -20,6 +21,7 @@ export const MIGRATIONS: Migration[] = [
   remoteOutputDedupe,
   apiKeyOrigin,
   remoteMachineKey,
+  usageEstimatedTokens,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -96,7 +96,9 @@ export interface SettleOutcome {
 
 export interface RecordedUsage {
   subject: QuotaSubject;
-  usage: Pick<Usage, 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'totalTokens'> & { model?: string };
+  usage: Pick<Usage, 'inputTokens' | 'outputTokens' | 'cacheReadTokens' | 'totalTokens' | 'estimated'> & {
+    model?: string;
+  };
   /** Assistant responses this usage covers; default 1. */
   requests?: number;
   context?: UsageContext;
@@ -495,6 +497,7 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
           inputTokens: 0,
           outputTokens: 0,
           cacheTokens: 0,
+          estimatedTokens: 0,
           requests: 0,
           models: [],
         };
@@ -504,6 +507,7 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
       d.inputTokens += usage?.inputTokens ?? 0;
       d.outputTokens += usage?.outputTokens ?? 0;
       d.cacheTokens += usage?.cacheReadTokens ?? 0;
+      if (usage?.estimated) d.estimatedTokens += tokens;
       d.requests += requests;
       if (usage?.model && !d.models.includes(usage.model)) d.models.push(usage.model);
     }

@@ -41,6 +41,8 @@ export interface DailyUsageDelta {
   inputTokens: number;
   outputTokens: number;
   cacheTokens: number;
+  /** Tokens (of `tokens`) that were estimated rather than reported by the provider. */
+  estimatedTokens: number;
   requests: number;
   models: string[];
 }
@@ -467,13 +469,14 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
       const model = first ?? null;
       await db.query(
         `INSERT INTO daily_usage (tenant_id, date, tool_name, host_name, tokens_used, input_tokens, output_tokens,
-                                  cache_tokens, request_count, models_used)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  cache_tokens, estimated_tokens, request_count, models_used)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (tenant_id, date, tool_name, host_name) DO UPDATE SET
            tokens_used = daily_usage.tokens_used + excluded.tokens_used,
            input_tokens = daily_usage.input_tokens + excluded.input_tokens,
            output_tokens = daily_usage.output_tokens + excluded.output_tokens,
            cache_tokens = daily_usage.cache_tokens + excluded.cache_tokens,
+           estimated_tokens = daily_usage.estimated_tokens + excluded.estimated_tokens,
            request_count = daily_usage.request_count + excluded.request_count
            ${model === null ? '' : `, models_used = ${mergeModel('daily_usage.models_used')}`}`,
         [
@@ -485,6 +488,7 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
           d.inputTokens,
           d.outputTokens,
           d.cacheTokens,
+          d.estimatedTokens,
           d.requests,
           model,
           ...(model === null ? [] : [model, model, model]),

@@ -137,6 +137,8 @@ export const dailyUsage = pgTable(
     cacheTokens: counter('cache_tokens'),
     requestCount: counter('request_count'),
     modelsUsed: txt('models_used'),
+    /** Of tokens_used, how many were estimated (a stream that ended without a usage report). */
+    estimatedTokens: counter('estimated_tokens'),
   },
   (t) => [uniqueIndex('daily_usage_key').on(t.tenantId, t.date, t.toolName, t.hostName)],
 );

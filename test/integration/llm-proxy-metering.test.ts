@@ -16,6 +16,7 @@ import type { KeyProvider } from '../../domain/key-providers.ts';
 import { endpointTable } from '../../domain/proxy/endpoints.ts';
 import { dayKey } from '../../domain/quota.ts';
 import { proxyTokenService } from '../../services/proxy-tokens.ts';
+import { quotaServiceFor } from '../../services/quota.ts';
 import { MOCK_USAGE, type MockProvider, startMockProvider } from '../fixtures/mock-provider.ts';
 import { createTenant } from '../support/actors.ts';
 import { ADMIN, startTestApp, type TestApp } from '../support/harness.ts';
@@ -337,6 +338,15 @@ describe('streams without usage', () => {
         assert.equal(entry.estimated, true);
         assert.equal(entry.tokens, 8);
       }
+      // The record says so too: daily_usage keeps how many of its tokens were estimated.
+      await quotaServiceFor(app.deps).flush();
+      const rows = await app.database.sql.query<{ tokens_used: number; estimated_tokens: number }>(
+        'SELECT tokens_used, estimated_tokens FROM daily_usage WHERE tenant_id = ? AND tool_name = ?',
+        [tenantId, 'cli_alpha'],
+      );
+      assert.equal(rows.length, 1);
+      assert.equal(Number(rows[0]!.estimated_tokens), 16, 'both estimated calls are marked');
+      assert.ok(Number(rows[0]!.tokens_used) > Number(rows[0]!.estimated_tokens), 'reported tokens are not');
     } finally {
       mock.setBehaviour({ streamsWithoutUsage: false });
     }
