@@ -282,6 +282,14 @@ test('the agent reports the usage its CLI printed; counted only when the CLI byp
       assert.equal(row!.inputTokens, content.length);
       assert.equal(row!.outputTokens, content.length + 6);
       assert.equal(row!.machineId, machineId);
+      // The row is stored before the report is counted: wait for the handler's closing audit record.
+      await waitUntil('usage report handled', async () => {
+        const audited = await app.database.sql.query(
+          "SELECT id FROM audit_logs WHERE action = 'REMOTE_USAGE_REPORT' AND resource_id = ? AND success = ?",
+          [sid, app.database.dialect === 'postgres' ? true : 1],
+        );
+        return audited.length ? true : undefined;
+      });
       const after = (await usedToday(machineAdmin.id))?.tokensUsed ?? 0;
       assert.equal(after - before, counted ? 2 * content.length + 6 : 0, `key source ${keySource}`);
       await api(app.url, 'POST', `/api/remote/sessions/${sid}/stop`, { auth: machineAdmin.session });
