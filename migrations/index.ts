@@ -10,6 +10,7 @@ import remoteOutputDedupe from './versions/0007_remote_output_dedupe.ts';
 import apiKeyOrigin from './versions/0008_api_key_origin.ts';
 import remoteMachineKey from './versions/0010_remote_machine_key.ts';
 import usageEstimatedTokens from './versions/0011_usage_estimated_tokens.ts';
+import usageUploads from './versions/0012_usage_uploads.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -22,6 +23,7 @@ export const MIGRATIONS: Migration[] = [
   apiKeyOrigin,
   remoteMachineKey,
   usageEstimatedTokens,
+  usageUploads,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -13,6 +13,7 @@ import { mountLlmProxy } from './remote/llm-proxy.ts';
 import { usageReportRouter } from './remote/usage-report.ts';
 import { securitySettingsRouter } from './security-settings.ts';
 import { tenantsRouter } from './tenants.ts';
+import { uploadRouter } from './upload.ts';
 
 /** Routes that read the raw request stream (the model proxy); mounted before the JSON body parser. */
 export function mountStreamingRoutes(app: Express, deps: AppDeps) {
@@ -30,5 +31,6 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(quotaRouter(deps));
   app.use(apiKeyVaultRouter(deps));
   app.use(usageReportRouter(deps));
+  app.use(uploadRouter(deps));
   mountRemoteRoutes(app, deps);
 }

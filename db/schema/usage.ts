@@ -1,6 +1,6 @@
 import { index, integer, pgTable, real, uniqueIndex } from 'drizzle-orm/pg-core';
 import { bool, counter, createdAt, day, id, int, str, ts, txt, updatedAt } from './columns.ts';
-import { users } from './identity.ts';
+import { tenants, users } from './identity.ts';
 
 export const dailyMessages = pgTable(
   'daily_messages',
@@ -159,6 +159,34 @@ export const usageSummary = pgTable(
     lastDate: day('last_date'),
   },
   (t) => [uniqueIndex('usage_summary_key').on(t.toolName, t.hostName)],
+);
+
+/**
+ * The last usage report uploaded through /api/upload/usage (or a batch's `usage` rows) for a tenant,
+ * day, tool and host (added by 0012_usage_uploads). A report states the day's figures of usage that
+ * has no messages; a newer report for the same key replaces it, and only the difference is added to
+ * the statistics, so uploading the same report again changes nothing.
+ */
+export const usageUploads = pgTable(
+  'usage_uploads',
+  {
+    id: id(),
+    tenantId: integer('tenant_id')
+      .notNull()
+      .default(1)
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    date: day().notNull(),
+    toolName: str('tool_name', 100).notNull(),
+    hostName: str('host_name', 255).notNull().default('localhost'),
+    tokensUsed: counter('tokens_used'),
+    inputTokens: counter('input_tokens'),
+    outputTokens: counter('output_tokens'),
+    cacheTokens: counter('cache_tokens'),
+    requestCount: counter('request_count'),
+    modelsUsed: txt('models_used'),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('usage_uploads_key').on(t.tenantId, t.date, t.toolName, t.hostName)],
 );
 
 /** Per user and period (`daily` row keyed by YYYY-MM-DD, `monthly` row keyed by YYYY-MM-01). */

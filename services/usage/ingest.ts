@@ -1,0 +1,219 @@
+// Message ingestion (issue 10 item 1): stores uploaded messages in daily_messages and brings every
+// statistic up to date in the same transaction, incrementally.
+//
+// Per chunk of CHUNK_ROWS valid rows, one transaction:
+//   1. the senders are resolved to users: sender_id, then sender_name, as a tool account
+//      (user_tool_accounts.tool_account), then sender_name as a username; the message's tenant is its
+//      user's, or DEFAULT_TENANT_ID (1) for unknown senders and users outside any tenant;
+//   2. INSERT ... ON CONFLICT DO NOTHING RETURNING the natural keys: only rows really inserted go on,
+//      so a message uploaded twice (or twice in one request) is counted once;
+//   3. the inserted rows are aggregated in memory (domain/usage/ingest-aggregate.ts) and each
+//      aggregate key gets one UPSERT: daily_stats, hourly_stats, daily_usage, usage_summary,
+//      user_daily_stats, tenant_usage, the agent_sessions totals, tenants.total_tokens_used, and the
+//      user's quota_usage rows (daily and monthly), so uploaded usage counts towards quotas like any
+//      other usage. daily_usage, tenant_usage and quota_usage are written with the shared accounting's
+//      statements (db/repositories/quota-usage.ts), the same the model proxy's settles use.
+// Usage reports (/api/upload/usage, a batch's `usage` rows) carry no sender and land in
+// DEFAULT_TENANT_ID. A report states a day's figures for a tool and host: the newest one replaces the
+// stored one (usage_uploads) and only the difference is added to daily_usage, usage_summary,
+// tenant_usage and tenants.total_tokens_used, so uploading the same report again changes nothing.
+// A chunk is all or nothing. A failing chunk stops the request (500); the chunks before it stay
+// committed, and uploading the same rows again is safe (they are skipped as duplicates).
+import type { DatabaseHandle, RawSql } from '../../db/client.ts';
+import { quotaUsageRepository } from '../../db/repositories/quota-usage.ts';
+import { ingestRepository, type SenderOwner } from '../../db/repositories/usage/ingest.ts';
+import { usageUploadsRepository } from '../../db/repositories/usage/usage-uploads.ts';
+import { DEFAULT_TENANT_ID } from '../../domain/tenants.ts';
+import {
+  type AttributedMessage,
+  aggregateMessages,
+  isNoChange,
+  usageDifference,
+} from '../../domain/usage/ingest-aggregate.ts';
+import { type MessageRow, messageKey, modelsOf, type UsageRow } from '../../domain/usage/ingest-rows.ts';
+
+/** Valid rows per transaction. */
+export const CHUNK_ROWS = 2_000;
+
+export interface IngestOutcome {
+  /** Rows newly stored (usage reports: stored and changing a figure). */
+  inserted: number;
+  /** Valid rows that were already stored (or repeated in the request): nothing changed for them. */
+  duplicates: number;
+}
+
+export function ingestService(deps: { database: DatabaseHandle; now: () => Date }) {
+  async function resolveOwners(repo: ReturnType<typeof ingestRepository>, rows: readonly MessageRow[]) {
+    const accounts = new Set<string>();
+    const names = new Set<string>();
+    for (const m of rows) {
+      if (m.senderId !== null) accounts.add(m.senderId);
+      if (m.senderName !== null) {
+        accounts.add(m.senderName);
+        names.add(m.senderName);
+      }
+    }
+    const [byAccount, byName] = await Promise.all([
+      accounts.size ? repo.ownersOfToolAccounts([...accounts]) : new Map<string, SenderOwner>(),
+      names.size ? repo.usersByName([...names]) : new Map<string, SenderOwner>(),
+    ]);
+    return (m: MessageRow): SenderOwner | undefined =>
+      (m.senderId !== null ? byAccount.get(m.senderId) : undefined) ??
+      (m.senderName !== null ? (byAccount.get(m.senderName) ?? byName.get(m.senderName)) : undefined);
+  }
+
+  async function ingestChunk(sql: RawSql, rows: readonly MessageRow[]): Promise<number> {
+    const repo = ingestRepository(sql);
+    const quota = quotaUsageRepository({ ...deps.database, sql });
+    const ownerOf = await resolveOwners(repo, rows);
+    const byKey = new Map<string, AttributedMessage>();
+    const attributed = rows.map((m) => {
+      const owner = ownerOf(m);
+      const a: AttributedMessage = {
+        ...m,
+        userId: owner?.userId ?? null,
+        tenantId: owner?.tenantId ?? DEFAULT_TENANT_ID,
+      };
+      const key = messageKey(m);
+      if (!byKey.has(key)) byKey.set(key, a);
+      return a;
+    });
+    const keys = await repo.insertMessages(attributed);
+    const inserted = keys.map(([date, toolName, messageId, hostName]) => {
+      const m = byKey.get(messageKey({ date, toolName, messageId, hostName }));
+      if (m === undefined) throw new Error('an inserted message is not in the chunk');
+      return m;
+    });
+    if (inserted.length === 0) return 0;
+
+    const agg = aggregateMessages(inserted);
+    const at = deps.now();
+    for (const d of agg.dailyStats) await repo.addDailyStats(d);
+    for (const d of agg.hourlyStats) await repo.addHourlyStats(d);
+    for (const d of agg.dailyUsage)
+      await quota.addDailyUsage(
+        {
+          tenantId: d.tenantId,
+          date: d.date,
+          toolName: d.toolName,
+          hostName: d.hostName,
+          tokens: d.tokens,
+          inputTokens: d.inputTokens,
+          outputTokens: d.outputTokens,
+          cacheTokens: 0,
+          estimatedTokens: 0,
+          requests: d.requests,
+          models: d.models,
+        },
+        sql,
+      );
+    for (const d of agg.usageSummary) await repo.addUsageSummary(d);
+    for (const d of agg.userDays) {
+      await repo.addUserDailyStats(d);
+      const periods = { day: d.date, month: `${d.date.slice(0, 7)}-01` };
+      const firstToday = await quota.ensureUserRows(d.userId, periods, at, sql);
+      // The user's first usage of that day makes them one of the tenant's active users.
+      if (firstToday) await quota.ensureTenantRow(d.tenantId, d.date, true, sql);
+      await quota.settleUser(
+        d.userId,
+        periods,
+        { tokens: d.tokens, requests: d.requests, releaseTokens: 0, releaseRequests: 0 },
+        at,
+        sql,
+      );
+    }
+    for (const d of agg.tenantDays) {
+      await quota.ensureTenantRow(d.tenantId, d.date, false, sql);
+      await quota.settleTenant(
+        d.tenantId,
+        d.date,
+        { tokens: d.tokens, requests: d.requests, releaseTokens: 0, releaseRequests: 0 },
+        sql,
+      );
+    }
+    for (const d of agg.sessions) await repo.addSessionTotals(d, at);
+    for (const d of agg.tenantTotals) await repo.addTenantTokens(d);
+    await repo.restoreDurableCommit();
+    return inserted.length;
+  }
+
+  /** Returns how many reports changed a figure (the others repeated the stored report). */
+  async function ingestUsageChunk(sql: RawSql, rows: readonly UsageRow[]): Promise<number> {
+    const repo = ingestRepository(sql);
+    const uploads = usageUploadsRepository(sql);
+    const quota = quotaUsageRepository({ ...deps.database, sql });
+    const tenantId = DEFAULT_TENANT_ID;
+    const at = deps.now();
+    let changed = 0;
+    for (const row of rows) {
+      const { created, before, modelsBefore } = await uploads.replace(tenantId, row, at);
+      const d = usageDifference(before, row);
+      const had = modelsOf(modelsBefore);
+      const newModels = modelsOf(row.modelsUsed).filter((m) => !had.includes(m));
+      // A first report always writes its daily_usage row (zeros included); a repeat changes nothing.
+      if (!created && isNoChange(d) && newModels.length === 0) continue;
+      changed += 1;
+      await quota.addDailyUsage(
+        {
+          tenantId,
+          date: row.date,
+          toolName: row.toolName,
+          hostName: row.hostName,
+          tokens: d.tokensUsed,
+          inputTokens: d.inputTokens,
+          outputTokens: d.outputTokens,
+          cacheTokens: d.cacheTokens,
+          estimatedTokens: 0,
+          requests: d.requestCount,
+          models: modelsOf(row.modelsUsed),
+        },
+        sql,
+      );
+      await repo.addUsageSummary({
+        toolName: row.toolName,
+        hostName: row.hostName,
+        firstDate: row.date,
+        lastDate: row.date,
+        tokens: d.tokensUsed,
+        inputTokens: d.inputTokens,
+        outputTokens: d.outputTokens,
+        requests: d.requestCount,
+        messages: 0,
+      });
+      await quota.ensureTenantRow(tenantId, row.date, false, sql);
+      await quota.settleTenant(
+        tenantId,
+        row.date,
+        { tokens: d.tokensUsed, requests: d.requestCount, releaseTokens: 0, releaseRequests: 0 },
+        sql,
+      );
+      await repo.addTenantTokens({ tenantId, tokens: d.tokensUsed });
+    }
+    await repo.restoreDurableCommit();
+    return changed;
+  }
+
+  return {
+    /** Stores usage reports in chunks of CHUNK_ROWS, one transaction each. */
+    async ingestUsage(rows: readonly UsageRow[]): Promise<IngestOutcome> {
+      let inserted = 0;
+      for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
+        const chunk = rows.slice(i, i + CHUNK_ROWS);
+        inserted += await deps.database.transaction(({ sql }) => ingestUsageChunk(sql, chunk));
+      }
+      return { inserted, duplicates: rows.length - inserted };
+    },
+
+    /** Stores valid message rows in chunks of CHUNK_ROWS, one transaction each. */
+    async ingestMessages(rows: readonly MessageRow[]): Promise<IngestOutcome> {
+      let inserted = 0;
+      for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
+        const chunk = rows.slice(i, i + CHUNK_ROWS);
+        inserted += await deps.database.transaction(({ sql }) => ingestChunk(sql, chunk));
+      }
+      return { inserted, duplicates: rows.length - inserted };
+    },
+  };
+}
+
+export type IngestService = ReturnType<typeof ingestService>;
