@@ -1,5 +1,5 @@
 // Wires configuration, transport, poller and sessions into the running agent.
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { LoadedConfig } from './config.ts';
 import { errorMessage, type Logger } from './log.ts';
@@ -42,6 +42,8 @@ export class Agent {
     this.sessions = new SessionManager(config, (event) => this.send(event), log, {
       workRoots,
       usage: new UsageReporter(config.server_url, log),
+      // Per-session CLI files (Codex's CODEX_HOME) live beside the config, never in a project.
+      stateDir: join(dirname(loaded.store.path), 'sessions'),
     });
     this.poller = new Poller(
       this.transport,

@@ -12,9 +12,10 @@ export interface CliPackage {
 }
 
 export const CLI_PACKAGES: Readonly<Record<string, CliPackage>> = {
-  cli_alpha: { name: '@gitlawb/openclaude', version: '0.8.0', bin: 'openclaude' },
+  cli_alpha: { name: '@qwen-code/qwen-code', version: '0.24.4', bin: 'qwen' },
   cli_beta: { name: '@anthropic-ai/claude-code', version: '2.1.330', bin: 'claude' },
   cli_gamma: { name: '@openai/codex', version: '0.169.0', bin: 'codex' },
+  cli_delta: { name: '@google/gemini-cli', version: '0.61.0', bin: 'gemini' },
 };
 
 export const cliPackageSpec = (p: CliPackage) => `${p.name}@${p.version}`;

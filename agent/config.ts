@@ -31,6 +31,8 @@ export interface AgentConfig {
   long_poll_wait_ms: number;
   /** Seconds between SIGTERM and SIGKILL on session.stop. */
   stop_grace_period: number;
+  /** Seconds a turn may go without CLI progress before it is reported (`turn_stalled`) and ended. */
+  turn_stall_timeout: number;
 }
 
 export type ConfigKey = keyof AgentConfig;
@@ -64,6 +66,7 @@ const SPEC: { [K in ConfigKey]: KeySpec } = {
   cli_env: { kind: 'env-map', def: {} },
   long_poll_wait_ms: { kind: 'ms', env: 'SVC_LONG_POLL_WAIT_MS', def: 25000 },
   stop_grace_period: { kind: 'seconds', env: 'SVC_STOP_GRACE_PERIOD', def: 5 },
+  turn_stall_timeout: { kind: 'seconds', env: 'SVC_TURN_STALL_TIMEOUT', def: 120 },
 };
 
 export const CONFIG_KEYS = Object.keys(SPEC) as ConfigKey[];

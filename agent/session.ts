@@ -4,7 +4,16 @@
 // token or model needs a restart, which waits until no turn is in flight (a turn ends at the CLI's
 // `result` line) and resumes the CLI's own conversation id. per_turn adapters start one process per
 // message, so new values simply apply to the next turn.
+//
+// Turn watchdog: while a turn is in flight (and no permission request waits on the user), every
+// stdout line of the CLI counts as progress, except lines its adapter marks as waiting (a retry of a
+// failed model call). With no progress for `turnStallTimeoutMs`, the session gets a `turn_stalled`
+// note and the turn is ended: a stream CLI is restarted (resuming its conversation), a per-turn
+// process is terminated. A turn that the CLI itself ends with an error gets a `turn_error` note.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { buildCliEnv, type CliAdapter, type TurnUsage } from './adapters.ts';
 import type { SessionChannel } from './channel.ts';
 import { LineSplitter } from './lines.ts';
@@ -13,6 +22,8 @@ import type { SessionState } from './protocol.ts';
 import { passedThroughProxy } from './usage.ts';
 
 const IS_WINDOWS = process.platform === 'win32';
+/** Epoch milliseconds with sub-millisecond precision (bench/clis reads them from DEBUG logs). */
+const preciseNow = () => performance.timeOrigin + performance.now();
 
 export interface SessionSpec {
   sessionId: string;
@@ -25,6 +36,13 @@ export interface SessionSpec {
   conversationId?: string;
   cliEnv: Record<string, string>;
   stopGraceMs: number;
+  /**
+   * Where adapters with per-session files (adapter.prepareSessionDir) get their directory: the agent's
+   * `<config dir>/sessions` (never a project, agent/work-roots.ts); the system temp dir if unset.
+   */
+  stateDir?: string;
+  /** No CLI progress for this long during a turn ends the turn (agent config turn_stall_timeout); 0 = off. */
+  turnStallTimeoutMs?: number;
   /** Called with the token usage of every turn that reported some (agent/usage.ts). */
   onUsage?: (usage: TurnUsage, viaProxy: boolean) => void;
 }
@@ -42,6 +60,10 @@ export class Session {
   private stopping = false;
   private exited = false;
   private killTimer: NodeJS.Timeout | undefined;
+  /** The adapter's per-session directory (removed at the end) and the variables naming it. */
+  private sessionDir: string | undefined;
+  private sessionEnv: Record<string, string> = {};
+  private stallTimer: NodeJS.Timeout | undefined;
   private readonly permissionInputs = new Map<string, unknown>();
   private resolveDone!: () => void;
   /** Resolves once the session has exited and its final state was emitted. */
@@ -73,6 +95,7 @@ export class Session {
 
   start(): void {
     this.channel.state('running');
+    if (!this.prepareSessionDir()) return;
     if (this.spec.adapter.mode === 'stream') {
       this.spawnProcess();
     } else {
@@ -82,14 +105,15 @@ export class Session {
 
   input(content: string): void {
     this.assertLive();
+    const received = preciseNow();
     if (this.spec.adapter.mode === 'per_turn') {
       if (this.child || this.paused) this.pendingInputs.push(content);
-      else this.spawnTurn(content);
+      else this.spawnTurn(content, received);
       return;
     }
     // While a restart is pending the old process must not start another turn: hold the message.
     if (this.restartReason || this.restarting || !this.child) this.pendingInputs.push(content);
-    else this.writeInput(content);
+    else this.writeInput(content, received);
   }
 
   pause(): void {
@@ -97,6 +121,7 @@ export class Session {
     if (IS_WINDOWS) throw new Error('pause is not supported on Windows (no SIGSTOP)');
     if (this.paused) return;
     this.paused = true;
+    this.watchTurn();
     this.signal('SIGSTOP');
     this.channel.state('paused');
   }
@@ -107,6 +132,7 @@ export class Session {
     this.paused = false;
     this.signal('SIGCONT');
     this.channel.state('running');
+    this.watchTurn();
     if (this.spec.adapter.mode === 'per_turn') this.nextTurn();
     else this.maybeRestart();
   }
@@ -140,6 +166,7 @@ export class Session {
     );
     this.permissionInputs.delete(requestId);
     if (line) this.child.stdin.write(line);
+    this.watchTurn();
   }
 
   /** SIGTERM the process group, SIGKILL after the grace period; resolves when exited. */
@@ -178,6 +205,47 @@ export class Session {
     this.terminate();
   }
 
+  /**
+   * (Re)arms the turn watchdog when a turn is in flight and the CLI owes progress; disarms it
+   * otherwise (no turn, paused, a permission request waiting on the user, stopping).
+   */
+  private watchTurn(): void {
+    clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+    const timeout = this.spec.turnStallTimeoutMs ?? 0;
+    if (
+      timeout <= 0 ||
+      this.outstandingTurns === 0 ||
+      !this.child ||
+      this.paused ||
+      this.stopping ||
+      this.exited ||
+      this.permissionInputs.size > 0
+    )
+      return;
+    this.stallTimer = setTimeout(() => this.turnStalled(timeout), timeout);
+    this.stallTimer.unref();
+  }
+
+  private turnStalled(timeoutMs: number): void {
+    this.stallTimer = undefined;
+    if (this.outstandingTurns === 0 || !this.child || this.stopping || this.exited) return;
+    const seconds = Math.round(timeoutMs / 100) / 10;
+    this.channel.note(
+      'turn_stalled',
+      `the CLI made no progress for ${seconds} s during a turn; the turn was ended (send the message again)`,
+      { timeout_ms: timeoutMs },
+    );
+    this.log.warn('CLI turn stalled', { session_id: this.spec.sessionId, timeout_ms: timeoutMs });
+    if (this.spec.adapter.mode === 'per_turn') {
+      this.terminate();
+      return;
+    }
+    this.outstandingTurns = 0;
+    this.restartReason ??= 'turn stalled';
+    this.maybeRestart();
+  }
+
   private terminate(): void {
     this.child?.stdin?.end();
     this.signal('SIGTERM');
@@ -187,10 +255,22 @@ export class Session {
     this.killTimer = setTimeout(() => this.signal('SIGKILL'), this.spec.stopGraceMs);
   }
 
-  private spawnTurn(content: string): void {
+  private spawnTurn(content: string, received?: number): void {
     if (!this.spawnProcess()) return;
     this.outstandingTurns = 1;
     this.child?.stdin?.end(this.spec.adapter.formatInput(content));
+    this.fed(received, true);
+    this.watchTurn();
+  }
+
+  /** DEBUG: when a message reached the session and when the CLI got it (the agent's own overhead). */
+  private fed(received: number | undefined, spawned: boolean): void {
+    this.log.debug('CLI fed', {
+      session_id: this.spec.sessionId,
+      spawned,
+      ...(received !== undefined ? { received_ms: received } : {}),
+      fed_ms: preciseNow(),
+    });
   }
 
   private nextTurn(): void {
@@ -198,9 +278,11 @@ export class Session {
     if (next !== undefined) this.spawnTurn(next);
   }
 
-  private writeInput(content: string): void {
+  private writeInput(content: string, received?: number): void {
     this.outstandingTurns += 1;
     this.child?.stdin?.write(this.spec.adapter.formatInput(content));
+    this.fed(received, false);
+    this.watchTurn();
   }
 
   private spawnProcess(): boolean {
@@ -213,7 +295,8 @@ export class Session {
       process.env,
       this.spec.proxyToken,
       this.spec.proxyBaseUrl,
-      this.spec.cliEnv,
+      // The adapter's per-session variables (CODEX_HOME) win over cli_env; the proxy variables win over both.
+      { ...this.spec.cliEnv, ...this.sessionEnv },
     );
     let child: ChildProcess;
     try {
@@ -291,16 +374,22 @@ export class Session {
     if (info.keySource) this.keySource = info.keySource;
     if (info.usage)
       this.spec.onUsage?.(info.usage, passedThroughProxy(this.keySource, this.spec.adapter.keyVar));
+    if (info.turnError) this.channel.note('turn_error', info.turnError);
     if (info.turnEnded && this.spec.adapter.mode === 'stream') {
       this.outstandingTurns = Math.max(0, this.outstandingTurns - 1);
       this.maybeRestart();
+    } else if (info.turnEnded) {
+      // per_turn: the process exits next; its exit is the end the session acts on.
+      this.outstandingTurns = 0;
     }
+    if (!info.noProgress) this.watchTurn();
   }
 
   private childGone(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
     if (child !== this.child) return;
     this.child = undefined;
     clearTimeout(this.killTimer);
+    clearTimeout(this.stallTimer);
     this.permissionInputs.clear();
     if (this.stopping) {
       this.finish(code, signal);
@@ -317,6 +406,9 @@ export class Session {
       return;
     }
     if (this.spec.adapter.mode === 'per_turn') {
+      // Exited by itself (not by abort, stop or the watchdog) with its turn still open: say so.
+      if (this.outstandingTurns > 0 && signal === null)
+        this.channel.note('turn_error', `the CLI exited (code ${code}) without ending its turn`);
       this.outstandingTurns = 0;
       this.channel.note('turn_finished', `CLI turn process ended (exit ${code ?? signal})`, {
         exit_code: code,
@@ -327,6 +419,41 @@ export class Session {
     }
     // The long-lived CLI ended by itself (crash, or it closed on its own).
     this.finish(code, signal);
+  }
+
+  /** Creates the adapter's per-session directory (0700) and files; false (session ended) on failure. */
+  private prepareSessionDir(): boolean {
+    const { adapter, stateDir } = this.spec;
+    if (!adapter.prepareSessionDir) return true;
+    try {
+      const base = stateDir ?? os.tmpdir();
+      mkdirSync(base, { recursive: true, mode: 0o700 });
+      const safeId = this.spec.sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+      this.sessionDir = mkdtempSync(path.join(base, `${safeId}-`));
+      this.sessionEnv = adapter.prepareSessionDir(this.sessionDir, this.spec.proxyBaseUrl);
+      return true;
+    } catch (err) {
+      this.channel.note('start_failed', `could not prepare the CLI's session files: ${errorMessage(err)}`);
+      this.log.error('could not prepare session dir', {
+        session_id: this.spec.sessionId,
+        error: errorMessage(err),
+      });
+      this.finish(null, null);
+      return false;
+    }
+  }
+
+  private removeSessionDir(): void {
+    if (!this.sessionDir) return;
+    try {
+      rmSync(this.sessionDir, { recursive: true, force: true });
+    } catch (err) {
+      this.log.warn('could not remove session dir', {
+        session_id: this.spec.sessionId,
+        error: errorMessage(err),
+      });
+    }
+    this.sessionDir = undefined;
   }
 
   private failToStart(err: unknown): void {
@@ -342,10 +469,12 @@ export class Session {
     if (this.exited) return;
     this.exited = true;
     clearTimeout(this.killTimer);
+    clearTimeout(this.stallTimer);
     this.channel.note('exited', `session ended (exit ${code ?? signal ?? 'n/a'})`, {
       exit_code: code,
       signal,
     });
+    this.removeSessionDir();
     this.channel.state('exited', code, signal);
     this.log.info('session ended', { session_id: this.spec.sessionId, exit_code: code, signal });
     this.onExit();

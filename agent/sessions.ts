@@ -17,18 +17,21 @@ export class SessionManager {
   private readonly sessions = new Map<string, Session>();
   private readonly workRoots: WorkRoots;
   private readonly usage: UsageReporter | undefined;
+  /** Base folder of per-session CLI files (Codex's CODEX_HOME): `<config dir>/sessions`. */
+  private readonly stateDir: string | undefined;
 
   /** Throws WorkRootsError when the configured work roots are unusable (the agent must not start). */
   constructor(
     private readonly config: AgentConfig,
     private readonly emit: EmitEvent,
     private readonly log: Logger,
-    opts: { workRoots?: WorkRoots; usage?: UsageReporter } = {},
+    opts: { workRoots?: WorkRoots; usage?: UsageReporter; stateDir?: string } = {},
   ) {
     this.workRoots =
       opts.workRoots ??
       resolveWorkRoots({ work_roots: config.work_roots ?? [], work_dir: config.work_dir }, []);
     this.usage = opts.usage;
+    this.stateDir = opts.stateDir;
   }
 
   activeSessionIds(): string[] {
@@ -161,6 +164,8 @@ export class SessionManager {
         conversationId: str(payload.resume_conversation_id),
         cliEnv: this.config.cli_env,
         stopGraceMs: this.config.stop_grace_period * 1000,
+        stateDir: this.stateDir,
+        turnStallTimeoutMs: this.config.turn_stall_timeout * 1000,
       },
       channel,
       this.log,

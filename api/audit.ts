@@ -24,6 +24,11 @@ export interface AuditEntry {
   userId?: number | null;
   tenantId?: number | null;
   username?: string | null;
+  /**
+   * A failure a caller with a valid credential can repeat at will: bounded per (action, client address,
+   * this key) like unauthenticated failures (domain/audit-policy.ts rule 3), e.g. `<session>:<reason>`.
+   */
+  rateLimitKey?: string;
 }
 
 const repos = new WeakMap<AppDeps['database'], ReturnType<typeof auditRepository>>();
@@ -61,11 +66,13 @@ async function admitted(deps: AppDeps, req: Request | null, entry: AuditEntry, t
   if (tenantId != null && !keptWhenTenantAuditOff(entry) && (await tenantsWithAuditOff(deps)).has(tenantId))
     return false;
   const unauthenticated = !req?.auth && (entry.userId ?? null) === null && entry.success === false;
+  const bounded = entry.success === false && entry.rateLimitKey !== undefined;
   const now = deps.now();
   const state = limiterOf(deps);
   let summaries: SuppressedSummary[] = [];
   let write = true;
-  if (unauthenticated) ({ write, summaries } = state.limiter.admit(entry.action, clientIp(req), now));
+  if (unauthenticated || bounded)
+    ({ write, summaries } = state.limiter.admit(entry.action, clientIp(req), now, entry.rateLimitKey));
   if (now.getTime() - state.sweptAt >= SWEEP_EVERY_MS) {
     state.sweptAt = now.getTime();
     summaries = summaries.concat(state.limiter.sweep(now));
@@ -81,7 +88,12 @@ const summaryEntry = (s: SuppressedSummary): AuditEntry => ({
   userId: null,
   tenantId: null,
   username: null,
-  details: { action: s.action, suppressed: s.suppressed, window_start: s.windowStart.toISOString() },
+  details: {
+    action: s.action,
+    suppressed: s.suppressed,
+    window_start: s.windowStart.toISOString(),
+    ...(s.source !== undefined ? { source: s.source } : {}),
+  },
 });
 
 const clientIp = (req: Request | null) => req?.ip?.slice(0, 64) ?? null;

@@ -9,6 +9,9 @@
 //    attacker-driven: unbounded, they would let anyone fill the audit table. Per (action, client
 //    address) the first `UNAUTHENTICATED_BURST` of a minute are written as they come; the rest are
 //    counted and written as one `AUDIT_SUPPRESSED` summary when that minute's window closes.
+// 3. Refusals a caller can repeat at will with a valid credential (the model proxy refusing a stopped
+//    session's token or a call over quota, which a CLI retries in a loop) name a `source` (session and
+//    reason): they are bounded the same way per (action, client address, source).
 
 export interface AuditPolicyEntry {
   action: string;
@@ -34,6 +37,8 @@ export const UNAUTHENTICATED_MAX_KEYS = 10_000;
 export interface SuppressedSummary {
   action: string;
   ipAddress: string | null;
+  /** The bounded source (rule 3), when it was not just the client address. */
+  source?: string;
   suppressed: number;
   windowStart: Date;
 }
@@ -41,6 +46,7 @@ export interface SuppressedSummary {
 interface Window {
   action: string;
   ip: string | null;
+  source?: string;
   start: number;
   written: number;
   suppressed: number;
@@ -54,9 +60,14 @@ export class UnauthenticatedFailureLimiter {
    * Whether to write this failure now, and any summaries of closed windows to write with it
    * (the closed window of this key, and windows evicted to stay within the key bound).
    */
-  admit(action: string, ip: string | null, now: Date): { write: boolean; summaries: SuppressedSummary[] } {
+  admit(
+    action: string,
+    ip: string | null,
+    now: Date,
+    source?: string,
+  ): { write: boolean; summaries: SuppressedSummary[] } {
     const t = now.getTime();
-    const key = `${action}\u0000${ip ?? ''}`;
+    const key = `${action}\u0000${ip ?? ''}\u0000${source ?? ''}`;
     const summaries: SuppressedSummary[] = [];
     let w = this.windows.get(key);
     if (w && t - w.start >= UNAUTHENTICATED_WINDOW_MS) {
@@ -68,7 +79,7 @@ export class UnauthenticatedFailureLimiter {
         const [oldKey, old] = this.windows.entries().next().value!;
         this.close(oldKey, old, summaries);
       }
-      w = { action, ip, start: t, written: 0, suppressed: 0 };
+      w = { action, ip, ...(source !== undefined ? { source } : {}), start: t, written: 0, suppressed: 0 };
       this.windows.set(key, w);
     }
     if (w.written < UNAUTHENTICATED_BURST) {
@@ -93,6 +104,7 @@ export class UnauthenticatedFailureLimiter {
       into.push({
         action: w.action,
         ipAddress: w.ip,
+        ...(w.source !== undefined ? { source: w.source } : {}),
         suppressed: w.suppressed,
         windowStart: new Date(w.start),
       });

@@ -6,7 +6,8 @@
 #   --server URL         service URL (required; the served script defaults it to the server it came from)
 #   --token TOKEN        one-time registration token (required)
 #   --name NAME          machine display name (default: computer name)
-#   --install-cli TOOL   cli_alpha (default), cli_beta or cli_gamma
+#   --install-cli TOOL   cli_alpha (default, Qwen Code), cli_beta (Claude Code), cli_gamma (Codex),
+#                        cli_delta (Gemini CLI); fails if it cannot be installed
 #   --dir DIR            install directory (default: ~\.svc-agent)
 #   --no-service         do not register a logon Scheduled Task
 #   --skip-cli-install   do not install the CLI with npm
@@ -134,25 +135,34 @@ try {
 }
 
 # --- 3. CLI -------------------------------------------------------------------------------------
-# Pinned versions, the same table as install.sh.
-$packages = @{ cli_alpha = @('@gitlawb/openclaude@0.8.0', 'openclaude'); cli_beta = @('@anthropic-ai/claude-code@2.1.330', 'claude'); cli_gamma = @('@openai/codex@0.169.0', 'codex') }
+# Before registration: a CLI that cannot be installed stops the script while the token is unused.
+# Pinned versions, the same table as install.sh and agent/cli-packages.ts (a unit test checks).
+$packages = @{
+  cli_alpha = @('@qwen-code/qwen-code@0.24.4', 'qwen')
+  cli_beta = @('@anthropic-ai/claude-code@2.1.330', 'claude')
+  cli_gamma = @('@openai/codex@0.169.0', 'codex')
+  cli_delta = @('@google/gemini-cli@0.61.0', 'gemini')
+}
+$TokenUnused = 'The registration token has not been used.'
 $CliPath = ''
 if ($InstallCli) {
   if (-not $packages.ContainsKey($CliTool)) {
-    Warn "unknown CLI tool '$CliTool': install it yourself and set cli_path in $InstallDir\config.json"
-  } elseif (-not (Get-Command npm -ErrorAction SilentlyContinue)) {
-    Warn "npm not found: install $($packages[$CliTool][0]) yourself"
-  } else {
-    $pkg = $packages[$CliTool][0]
-    Say "Installing $pkg with npm (this can take a minute)"
-    & npm install --silent --no-fund --no-audit --prefix (Join-Path $InstallDir 'cli') $pkg
-    if ($LASTEXITCODE -eq 0) {
-      $CliPath = Join-Path $InstallDir ('cli\node_modules\.bin\' + $packages[$CliTool][1] + '.cmd')
-      Say "Installed at $CliPath"
-    } else {
-      Warn "npm could not install $pkg; sessions need it: npm install -g $pkg"
-    }
+    Die "unknown CLI tool '$CliTool' for --install-cli (known: cli_alpha, cli_beta, cli_gamma, cli_delta). For another CLI, install it yourself, run this script again with --skip-cli-install, then set cli_path in $InstallDir\config.json. $TokenUnused"
   }
+  $pkg = $packages[$CliTool][0]
+  if (-not (Get-Command npm -ErrorAction SilentlyContinue)) {
+    Die "npm is not installed or not on PATH, so $pkg cannot be installed. Install npm (it comes with Node.js), or install $pkg yourself and run this script again with --skip-cli-install. $TokenUnused"
+  }
+  Say "Installing $pkg with npm (this can take a minute)"
+  & npm install --silent --no-fund --no-audit --prefix (Join-Path $InstallDir 'cli') $pkg
+  if ($LASTEXITCODE -ne 0) {
+    Die "npm could not install $pkg (see npm's message above). Check that this machine reaches the npm registry (npm config get registry), then run this script again; or install it yourself (npm install -g $pkg) and run again with --skip-cli-install. $TokenUnused"
+  }
+  $CliPath = Join-Path $InstallDir ('cli\node_modules\.bin\' + $packages[$CliTool][1] + '.cmd')
+  if (-not (Test-Path $CliPath)) {
+    Die "npm installed $pkg but $CliPath is missing; install it yourself (npm install -g $pkg) and run this script again with --skip-cli-install. $TokenUnused"
+  }
+  Say "Installed at $CliPath"
 } else {
   Say 'Skipping CLI installation (--skip-cli-install)'
 }

@@ -7,10 +7,11 @@
 #   --server URL         service URL (required; the served script defaults it to the server it came from)
 #   --token TOKEN        one-time registration token (required)
 #   --name NAME          machine display name (default: hostname)
-#   --install-cli TOOL   CLI tool to install and use: cli_alpha (default), cli_beta, cli_gamma
+#   --install-cli TOOL   CLI tool to install and use: cli_alpha (default, Qwen Code), cli_beta (Claude
+#                        Code), cli_gamma (Codex), cli_delta (Gemini CLI); fails if it cannot be installed
 #   --dir DIR            install directory (default: ~/.svc-agent)
 #   --no-service         do not install a systemd/launchd service
-#   --skip-cli-install   do not install the CLI with npm (use the one on PATH)
+#   --skip-cli-install   do not install the CLI with npm (use the one on PATH, or set cli_path)
 #   --insecure           allow an http:// server URL (tokens then cross the network in clear text)
 #
 # Needs Node.js 18+ (it also does the downloads, so neither curl nor wget is required past this
@@ -50,7 +51,7 @@ Usage: install.sh --server URL --token TOKEN [--name NAME] [--install-cli TOOL] 
   --server URL         service URL (required; the served script defaults it to its own server)
   --token TOKEN        one-time registration token (required)
   --name NAME          machine display name (default: hostname)
-  --install-cli TOOL   cli_alpha (default), cli_beta or cli_gamma
+  --install-cli TOOL   cli_alpha (default), cli_beta, cli_gamma or cli_delta
   --dir DIR            install directory (default: ~/.svc-agent)
   --no-service         do not install a systemd/launchd service
   --skip-cli-install   do not install the CLI with npm
@@ -171,29 +172,34 @@ for file in $AGENT_FILES; do
 done
 
 # --- 3. CLI -------------------------------------------------------------------------------------
+# Before registration: a CLI that cannot be installed stops the script while the registration token
+# is still unused.
 CLI_PATH=''
-# Pinned versions: a new CLI release is adopted by changing this table (and install.ps1's) after it
-# was tried with the agent, never by whatever npm calls "latest" on the day of the install.
+# Pinned versions: a new CLI release is adopted by changing this table (and install.ps1's, and
+# agent/cli-packages.ts: a unit test keeps the three equal) after it was tried with the agent, never
+# by whatever npm calls "latest" on the day of the install.
 case "$CLI_TOOL" in
-  cli_alpha) CLI_PACKAGE='@gitlawb/openclaude@0.8.0'; CLI_EXE='openclaude' ;;
+  cli_alpha) CLI_PACKAGE='@qwen-code/qwen-code@0.24.4'; CLI_EXE='qwen' ;;
   cli_beta) CLI_PACKAGE='@anthropic-ai/claude-code@2.1.330'; CLI_EXE='claude' ;;
   cli_gamma) CLI_PACKAGE='@openai/codex@0.169.0'; CLI_EXE='codex' ;;
+  cli_delta) CLI_PACKAGE='@google/gemini-cli@0.61.0'; CLI_EXE='gemini' ;;
   *) CLI_PACKAGE=''; CLI_EXE='' ;;
 esac
 if [ "$INSTALL_CLI" -eq 1 ]; then
   if [ -z "$CLI_PACKAGE" ]; then
-    warn "unknown CLI tool '$CLI_TOOL': install it yourself and set \"cli_path\" in $INSTALL_DIR/config.json"
-  elif ! command -v npm >/dev/null 2>&1; then
-    warn "npm not found: install $CLI_PACKAGE yourself (npm install -g $CLI_PACKAGE)"
+    die "unknown CLI tool '$CLI_TOOL' for --install-cli (known: cli_alpha, cli_beta, cli_gamma, cli_delta). For another CLI, install it yourself, run this script again with --skip-cli-install, then set \"cli_path\" in $INSTALL_DIR/config.json. The registration token has not been used."
+  fi
+  command -v npm >/dev/null 2>&1 ||
+    die "npm is not installed or not on PATH, so $CLI_PACKAGE cannot be installed. Install npm (it comes with Node.js), or install $CLI_PACKAGE yourself and run this script again with --skip-cli-install. The registration token has not been used."
+  # A private prefix needs no root and does not touch the user's global packages.
+  say "Installing $CLI_PACKAGE with npm (this can take a minute)"
+  if npm install --silent --no-fund --no-audit --prefix "$INSTALL_DIR/cli" "$CLI_PACKAGE"; then
+    CLI_PATH="$INSTALL_DIR/cli/node_modules/.bin/$CLI_EXE"
+    [ -x "$CLI_PATH" ] ||
+      die "npm installed $CLI_PACKAGE but $CLI_PATH is missing; install it yourself (npm install -g $CLI_PACKAGE) and run this script again with --skip-cli-install. The registration token has not been used."
+    say "Installed $CLI_EXE at $CLI_PATH"
   else
-    # A private prefix needs no root and does not touch the user's global packages.
-    say "Installing $CLI_PACKAGE with npm (this can take a minute)"
-    if npm install --silent --no-fund --no-audit --prefix "$INSTALL_DIR/cli" "$CLI_PACKAGE"; then
-      CLI_PATH="$INSTALL_DIR/cli/node_modules/.bin/$CLI_EXE"
-      say "Installed $CLI_EXE at $CLI_PATH"
-    else
-      warn "npm could not install $CLI_PACKAGE; sessions need it: npm install -g $CLI_PACKAGE"
-    fi
+    die "npm could not install $CLI_PACKAGE (see npm's message above). Check that this machine reaches the npm registry ($(npm config get registry 2>/dev/null || echo 'npm config get registry')), then run this script again; or install it yourself (npm install -g $CLI_PACKAGE) and run again with --skip-cli-install. The registration token has not been used."
   fi
 else
   say 'Skipping CLI installation (--skip-cli-install)'

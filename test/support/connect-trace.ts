@@ -25,7 +25,8 @@ export interface TracedRun {
 export function parseConnects(trace: string): ConnectAttempt[] {
   const out: ConnectAttempt[] = [];
   for (const line of trace.split('\n')) {
-    if (!line.includes('connect(')) continue;
+    // sendto/sendmsg/sendmmsg only when traced (opts.udpSends): datagrams with their own destination.
+    if (!/(?:connect|sendto|sendmsg|sendmmsg)\(/.test(line)) continue;
     const v4 = /sa_family=AF_INET, sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)/.exec(line);
     if (v4) {
       out.push({ family: 'inet', address: v4[2]!, port: Number(v4[1]) });
@@ -41,10 +42,21 @@ export function parseConnects(trace: string): ConnectAttempt[] {
 export async function traceConnects(
   command: string,
   args: string[],
-  opts: { env: NodeJS.ProcessEnv; cwd: string; stdin?: string; timeoutMs: number },
+  opts: {
+    env: NodeJS.ProcessEnv;
+    cwd: string;
+    stdin?: string;
+    timeoutMs: number;
+    /**
+     * Also list datagrams sent to an address without connect() (sendto/sendmsg/sendmmsg): some
+     * resolvers send DNS queries that way, which connect() tracing alone would miss.
+     */
+    udpSends?: boolean;
+  },
 ): Promise<TracedRun> {
   const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'svc-trace-')), 'connect.trace');
-  const child = spawn('strace', ['-f', '-qq', '-e', 'trace=connect', '-o', file, command, ...args], {
+  const calls = opts.udpSends ? 'trace=connect,sendto,sendmsg,sendmmsg' : 'trace=connect';
+  const child = spawn('strace', ['-f', '-qq', '-e', calls, '-o', file, command, ...args], {
     env: opts.env,
     cwd: opts.cwd,
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,23 +1,145 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'node:test';
-import { buildCliEnv, getAdapter, isValidCliToolName, resolveExecutable } from '../../agent/adapters.ts';
+import {
+  buildCliEnv,
+  GEMINI_DEFAULT_MODEL,
+  getAdapter,
+  isValidCliToolName,
+  resolveExecutable,
+} from '../../agent/adapters.ts';
+import { CLI_PACKAGES } from '../../agent/cli-packages.ts';
+import { providerForCliTool } from '../../domain/remote-cli-tools.ts';
 
 describe('agent CLI adapters', () => {
-  it('cli_alpha: spec start args + stream-json input flags, OpenAI variables, OpenClaude', () => {
+  it('cli_alpha: Qwen Code, stream-json in and out (its --print equivalent), OpenAI variables', () => {
     const a = getAdapter('cli_alpha');
-    assert.equal(a.executable, 'openclaude');
-    assert.equal(a.npmPackage, '@gitlawb/openclaude');
+    assert.equal(a.executable, 'qwen');
+    assert.equal(a.npmPackage, '@qwen-code/qwen-code');
     assert.equal(a.mode, 'stream');
     const args = a.startArgs('gpt-x');
-    assert.deepEqual(args.slice(0, 3), ['--print', '--output-format', 'stream-json']);
+    assert.deepEqual(args.slice(0, 4), ['--input-format', 'stream-json', '--output-format', 'stream-json']);
+    assert.ok(!args.includes('--print'), 'Qwen Code rejects --print');
+    assert.deepEqual(args.slice(args.indexOf('--auth-type'), args.indexOf('--auth-type') + 2), [
+      '--auth-type',
+      'openai',
+    ]);
     assert.deepEqual(args.slice(-2), ['--model', 'gpt-x']);
-    assert.ok(args.includes('--input-format') && args.includes('--verbose'));
     assert.ok(!a.startArgs().includes('--model'), 'no --model without a model');
     const resume = a.resumeArgs('conv-1', 'gpt-y');
     assert.equal(resume[resume.indexOf('--resume') + 1], 'conv-1');
     assert.deepEqual(resume.slice(-2), ['--model', 'gpt-y']);
     assert.equal(a.keyVar, 'OPENAI_API_KEY');
     assert.equal(a.baseUrlVar, 'OPENAI_BASE_URL');
+    assert.equal(a.extraEnv.QWEN_TELEMETRY_ENABLED, 'false');
+    assert.equal(a.extraEnv.QWEN_USAGE_STATISTICS_ENABLED, 'false');
+    // Usage: Qwen's input_tokens include the cached ones; counted once.
+    assert.deepEqual(
+      a.inspect({
+        type: 'result',
+        subtype: 'success',
+        is_error: false,
+        usage: { input_tokens: 22, output_tokens: 14, cache_read_input_tokens: 6, total_tokens: 36 },
+      }),
+      { turnEnded: true, usage: { input_tokens: 16, output_tokens: 14, cache_tokens: 6 } },
+    );
+  });
+
+  it('cli_alpha writes a per-session QWEN_HOME with telemetry, statistics and updates off, no secret', () => {
+    const a = getAdapter('cli_alpha');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-qwen-home-'));
+    const env = a.prepareSessionDir!(dir, 'http://127.0.0.1:1/api/remote/llm-proxy');
+    assert.deepEqual(env, { QWEN_HOME: path.join(dir, 'qwen') });
+    const file = path.join(dir, 'qwen', 'settings.json');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const settings = JSON.parse(readFileSync(file, 'utf8'));
+    assert.equal(settings.privacy.usageStatisticsEnabled, false);
+    assert.equal(settings.telemetry.enabled, false);
+    assert.equal(settings.general.enableAutoUpdate, false);
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /svcpt_|llm-proxy|api_?key/i);
+  });
+
+  it('cli_delta: Gemini CLI, one process per turn, Gemini variables, explicit default model', () => {
+    const d = getAdapter('cli_delta');
+    assert.equal(d.executable, 'gemini');
+    assert.equal(d.npmPackage, '@google/gemini-cli');
+    assert.equal(d.mode, 'per_turn');
+    assert.equal(d.keyVar, 'GEMINI_API_KEY');
+    assert.equal(d.baseUrlVar, 'GOOGLE_GEMINI_BASE_URL');
+    assert.equal(d.extraEnv.GEMINI_CLI_TRUST_WORKSPACE, 'true');
+    assert.equal(d.extraEnv.GEMINI_TELEMETRY_ENABLED, 'false');
+    const args = d.startArgs();
+    assert.deepEqual(args.slice(0, 2), ['--output-format', 'stream-json']);
+    assert.deepEqual(args.slice(-2), ['--model', GEMINI_DEFAULT_MODEL]);
+    assert.deepEqual(d.startArgs('gemini-x').slice(-2), ['--model', 'gemini-x']);
+    assert.deepEqual(d.resumeArgs('s-1', 'gemini-y').slice(-4), ['--model', 'gemini-y', '--resume', 's-1']);
+    assert.equal(d.formatInput('hello'), 'hello', 'the prompt is the whole stdin');
+    assert.equal(d.formatPermissionResponse('r', 'allow', {}), '');
+    assert.deepEqual(d.inspect({ type: 'init', session_id: 'g-1', model: 'm' }), { conversationId: 'g-1' });
+    assert.deepEqual(d.inspect({ type: 'message', role: 'assistant', content: 'hi', delta: true }), {});
+    assert.deepEqual(
+      d.inspect({
+        type: 'result',
+        status: 'success',
+        stats: { input_tokens: 15, output_tokens: 10, cached: 5, input: 10, models: { 'gemini-x': {} } },
+      }),
+      { turnEnded: true, usage: { input_tokens: 10, output_tokens: 10, cache_tokens: 5, model: 'gemini-x' } },
+    );
+    const failed = d.inspect({
+      type: 'result',
+      status: 'error',
+      error: { type: 'unknown', message: '[API Error: fetch failed]' },
+      stats: { input_tokens: 0, output_tokens: 0 },
+    });
+    assert.deepEqual(failed, { turnEnded: true, turnError: '[API Error: fetch failed]' });
+    assert.deepEqual(d.inspect({ type: 'error', message: 'retrying' }), { noProgress: true });
+  });
+
+  it('cli_delta writes a per-session GEMINI_CLI_HOME selecting API-key auth, everything else off', () => {
+    const d = getAdapter('cli_delta');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-gemini-home-'));
+    const env = d.prepareSessionDir!(dir, 'http://127.0.0.1:1/api/remote/llm-proxy');
+    assert.deepEqual(env, { GEMINI_CLI_HOME: path.join(dir, 'gemini') });
+    const file = path.join(dir, 'gemini', '.gemini', 'settings.json');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(statSync(path.dirname(file)).mode & 0o777, 0o700);
+    const settings = JSON.parse(readFileSync(file, 'utf8'));
+    assert.equal(settings.security.auth.selectedType, 'gemini-api-key');
+    assert.equal(settings.privacy.usageStatisticsEnabled, false);
+    assert.equal(settings.telemetry.enabled, false);
+    assert.equal(settings.general.enableAutoUpdate, false);
+    assert.equal(settings.general.enableAutoUpdateNotification, false);
+    assert.ok(settings.general.maxAttempts >= 1 && settings.general.maxAttempts <= 3);
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /svcpt_|llm-proxy/);
+  });
+
+  it('every pinned CLI package has an adapter with the same executable and package', () => {
+    for (const [id, pkg] of Object.entries(CLI_PACKAGES)) {
+      const adapter = getAdapter(id);
+      assert.equal(adapter.executable, pkg.bin, id);
+      assert.equal(adapter.npmPackage, pkg.name, id);
+    }
+  });
+
+  it('the server issues each tool its provider key: cli_delta uses the gemini key', () => {
+    const providers = Object.fromEntries(Object.keys(CLI_PACKAGES).map((id) => [id, providerForCliTool(id)]));
+    assert.deepEqual(providers, {
+      cli_alpha: 'openai',
+      cli_beta: 'anthropic',
+      cli_gamma: 'openai',
+      cli_delta: 'gemini',
+    });
+    for (const id of Object.keys(CLI_PACKAGES)) {
+      const vars = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY', gemini: 'GEMINI_API_KEY' };
+      assert.equal(
+        getAdapter(id).keyVar,
+        vars[providerForCliTool(id)],
+        `${id}: key variable matches the provider`,
+      );
+    }
+    assert.equal(providerForCliTool('my_cli'), 'openai', 'the generic adapter uses the OpenAI variables');
   });
 
   it('cli_beta: Claude Code on Anthropic variables', () => {
@@ -122,7 +244,8 @@ describe('agent CLI adapters', () => {
       HOME: '/home/u',
       LANG: 'C.UTF-8',
       USER: 'u',
-      CLAUDE_CODE_USE_OPENAI: '1',
+      QWEN_TELEMETRY_ENABLED: 'false',
+      QWEN_USAGE_STATISTICS_ENABLED: 'false',
       OPENAI_API_KEY: 'proxy-tok',
       OPENAI_BASE_URL: 'http://srv/api/remote/llm-proxy',
     });

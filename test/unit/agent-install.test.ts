@@ -3,12 +3,24 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { CLI_PACKAGES, cliPackageSpec } from '../../agent/cli-packages.ts';
 import {
   listAgentFiles,
   loadAgentFile,
@@ -16,6 +28,7 @@ import {
   renderInstallScript,
   rewriteTsSpecifiers,
 } from '../../api/remote-agent-files.ts';
+import { DEFAULT_CLI_TOOL } from '../../domain/remote-cli-tools.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -33,6 +46,22 @@ function run(
     child.stderr.on('data', (c) => (err += c));
     child.on('exit', (code) => ok({ code, out, err }));
   });
+}
+
+/** A directory holding an `npm` that runs `body` (sh), to put first on PATH. */
+function fakeNpm(home: string, body: string): string {
+  const dir = mkdtempSync(join(home, 'fake-npm-'));
+  writeFileSync(join(dir, 'npm'), `#!/bin/sh\n${body}\n`);
+  chmodSync(join(dir, 'npm'), 0o755);
+  return dir;
+}
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((ok) => server.close(ok));
+  return port;
 }
 
 /** Serves install.sh, the agent files, their index and the register endpoint, as the real server will. */
@@ -332,14 +361,141 @@ describe('install.sh', () => {
     assert.equal(srv.registrations.length, 0, 'no registration');
   });
 
-  it('pins the CLI versions, the same table in install.sh and install.ps1', () => {
-    const pins = ['@gitlawb/openclaude@0.8.0', '@anthropic-ai/claude-code@2.1.330', '@openai/codex@0.169.0'];
-    for (const kind of ['sh', 'ps1'] as const) {
-      const script = loadInstallTemplate(kind);
-      for (const pin of pins) assert.ok(script.includes(`'${pin}'`), `${kind}: ${pin}`);
+  it('pins every CLI of agent/cli-packages.ts identically in install.sh and install.ps1', () => {
+    const sh = loadInstallTemplate('sh');
+    const ps1 = loadInstallTemplate('ps1');
+    for (const [id, pkg] of Object.entries(CLI_PACKAGES)) {
+      const spec = cliPackageSpec(pkg);
+      assert.ok(
+        sh.includes(`  ${id}) CLI_PACKAGE='${spec}'; CLI_EXE='${pkg.bin}' ;;`),
+        `install.sh: ${id} ${spec}`,
+      );
+      assert.ok(ps1.includes(`  ${id} = @('${spec}', '${pkg.bin}')`), `install.ps1: ${id} ${spec}`);
+    }
+    // ... and nothing else: each script's table has exactly the tool ids of the TypeScript table.
+    const ids = Object.keys(CLI_PACKAGES).sort();
+    assert.deepEqual([...sh.matchAll(/^ {2}(cli_\w+)\) CLI_PACKAGE=/gm)].map((m) => m[1]).sort(), ids);
+    assert.deepEqual([...ps1.matchAll(/^ {2}(cli_\w+) = @\('/gm)].map((m) => m[1]).sort(), ids);
+    for (const script of [sh, ps1]) {
       assert.match(script, /manifest\.json/);
       assert.match(script, /--insecure/);
     }
+    // The default --install-cli is the default tool.
+    assert.match(sh, /^CLI_TOOL='cli_alpha'$/m);
+    assert.match(ps1, /^\$CliTool = 'cli_alpha'$/m);
+    assert.equal(DEFAULT_CLI_TOOL, 'cli_alpha');
+  });
+
+  it('--install-cli installs the pinned package with npm and points cli_path at it', async (t) => {
+    const srv = await installServer();
+    t.after(srv.close);
+    const home = mkdtempSync(join(tmpdir(), 'agent-home-'));
+    // A stand-in npm (no registry here): records its arguments and creates the executable.
+    const bin = fakeNpm(
+      home,
+      'echo "$@" > "$HOME/npm-args"; prefix=$6; mkdir -p "$prefix/node_modules/.bin"; printf "#!/bin/sh\\n" > "$prefix/node_modules/.bin/qwen"; chmod 755 "$prefix/node_modules/.bin/qwen"',
+    );
+    const dir = join(home, 'a');
+    const script = join(home, 'install.sh');
+    writeFileSync(script, renderInstallScript('sh', srv.url));
+    const res = await run('sh', [script, '--token', srv.token, '--dir', dir, '--no-service', '--insecure'], {
+      HOME: home,
+      PATH: `${bin}:${process.env.PATH}`,
+    });
+    assert.equal(res.code, 0, res.out + res.err);
+    const args = readFileSync(join(home, 'npm-args'), 'utf8').trim().split(' ');
+    assert.equal(args[0], 'install');
+    assert.equal(args.at(-1), cliPackageSpec(CLI_PACKAGES.cli_alpha!), 'the pinned default CLI');
+    assert.equal(args[args.indexOf('--prefix') + 1], join(dir, 'cli'));
+    const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8'));
+    assert.equal(config.cli_tool, 'cli_alpha');
+    assert.equal(config.cli_path, join(dir, 'cli', 'node_modules', '.bin', 'qwen'));
+    assert.equal(config.agent_token, 'agent-tok');
+  });
+
+  it('fails, before registering, when npm cannot install the CLI (registry unreachable)', async (t) => {
+    const srv = await installServer();
+    t.after(srv.close);
+    const home = mkdtempSync(join(tmpdir(), 'agent-home-'));
+    const script = join(home, 'install.sh');
+    writeFileSync(script, renderInstallScript('sh', srv.url));
+    // The real npm, pointed at a registry on a closed local port, without retries.
+    const registry = `http://127.0.0.1:${await closedPort()}/`;
+    const res = await run(
+      'sh',
+      [
+        script,
+        '--token',
+        srv.token,
+        '--dir',
+        join(home, 'a'),
+        '--no-service',
+        '--install-cli',
+        'cli_delta',
+        '--insecure',
+      ],
+      {
+        HOME: home,
+        npm_config_registry: registry,
+        npm_config_fetch_retries: '0',
+        npm_config_cache: join(home, 'npm-cache'),
+        npm_config_offline: 'false',
+      },
+    );
+    assert.equal(res.code, 1, res.out + res.err);
+    const spec = cliPackageSpec(CLI_PACKAGES.cli_delta!);
+    assert.match(res.err, new RegExp(`error: npm could not install ${spec.replace(/[.@/]/g, '\\$&')}`));
+    assert.match(res.err, /reaches the npm registry/);
+    assert.ok(res.err.includes(registry), 'names the registry it tried');
+    assert.match(res.err, /--skip-cli-install/);
+    assert.match(res.err, /registration token has not been used/);
+    assert.equal(srv.registrations.length, 0, 'nothing registered: the token stays valid');
+    assert.ok(!existsSync(join(home, 'a', 'config.json')), 'no config written');
+  });
+
+  it('fails when npm is missing or the tool is unknown; --skip-cli-install still works', async (t) => {
+    const srv = await installServer();
+    t.after(srv.close);
+    const home = mkdtempSync(join(tmpdir(), 'agent-home-'));
+    const script = join(home, 'install.sh');
+    writeFileSync(script, renderInstallScript('sh', srv.url));
+    // A PATH with node and every program of this PATH but npm.
+    const noNpmDir = join(home, 'no-npm');
+    mkdirSync(noNpmDir);
+    for (const dirOnPath of [dirname(process.execPath), ...(process.env.PATH ?? '').split(':')]) {
+      let names: string[] = [];
+      try {
+        names = readdirSync(dirOnPath);
+      } catch {}
+      for (const name of names) {
+        if (name === 'npm' || name === 'npx' || existsSync(join(noNpmDir, name))) continue;
+        symlinkSync(join(dirOnPath, name), join(noNpmDir, name));
+      }
+    }
+    const pathWithoutNpm = noNpmDir;
+    const base = [script, '--token', srv.token, '--dir', join(home, 'a'), '--no-service', '--insecure'];
+    const noNpm = await run('sh', base, { HOME: home, PATH: pathWithoutNpm });
+    assert.equal(noNpm.code, 1, noNpm.out + noNpm.err);
+    assert.match(
+      noNpm.err,
+      /npm is not installed or not on PATH, so @qwen-code\/qwen-code@0\.24\.4 cannot be installed/,
+    );
+    const unknown = await run('sh', [...base, '--install-cli', 'cli_omega'], { HOME: home });
+    assert.equal(unknown.code, 1);
+    assert.match(
+      unknown.err,
+      /unknown CLI tool 'cli_omega' for --install-cli \(known: cli_alpha, cli_beta, cli_gamma, cli_delta\)/,
+    );
+    assert.equal(srv.registrations.length, 0);
+    const skipped = await run('sh', [...base, '--install-cli', 'cli_omega', '--skip-cli-install'], {
+      HOME: home,
+      PATH: pathWithoutNpm,
+    });
+    assert.equal(skipped.code, 0, skipped.out + skipped.err);
+    assert.match(skipped.out, /Skipping CLI installation/);
+    const config = JSON.parse(readFileSync(join(home, 'a', 'config.json'), 'utf8'));
+    assert.equal(config.cli_tool, 'cli_omega');
+    assert.equal(config.cli_path, undefined);
   });
 
   it('rejects missing required parameters', async () => {

@@ -1,6 +1,8 @@
 // The model proxy (spec document 1, "Model proxy"; rules 1-3 and 5):
 //
 //   POST /api/remote/llm-proxy          forwards to the stored base URL itself (other methods: 405)
+//   HEAD / OPTIONS on the bare prefix   200 / 204, no token needed, not audited: the connection
+//                                       warm-up CLIs send (Claude Code: `HEAD {ANTHROPIC_BASE_URL}`)
 //   ANY  /api/remote/llm-proxy/<path>   forwards to {base_url}/<path>
 //
 // Both are served ahead of Express (see mountLlmProxy), straight from Node's HTTP server.
@@ -31,7 +33,9 @@
 //                           retry-after = seconds until the period ends)
 //   503 quota_check_failed  the quota could not be checked (fail closed)
 // plus forwardToProvider's own upstream_error / proxy_error. Provider errors pass through untouched.
-// Every refusal is audited (REMOTE_LLM_PROXY_REFUSED) without the token or key.
+// Every refusal is audited (REMOTE_LLM_PROXY_REFUSED) without the token or key, bounded per source
+// (api/audit.ts): refusals without a valid token per client address, the others per session and reason
+// (a CLI retrying a stopped session's token or a call over quota cannot flood the audit log).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request } from 'express';
@@ -178,6 +182,18 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     return req as Request;
   }
 
+  /** The warm-up a CLI sends to its base URL before the first call: answered, not forwarded or audited. */
+  function warmUp(req: ProxyRequest, res: ServerResponse, started: number): boolean {
+    const method = req.method;
+    if (method !== 'HEAD' && method !== 'OPTIONS') return false;
+    const rest = pathOnly((req.url ?? '').slice(LLM_PROXY_PREFIX.length));
+    if (rest !== '' && rest !== '/') return false;
+    const headers = { allow: 'POST, HEAD, OPTIONS', 'x-request-id': String(req.id) };
+    res.writeHead(method === 'HEAD' ? 200 : 204, headers).end();
+    finished(req, method === 'HEAD' ? 200 : 204, started, undefined, () => ({}), 'llm-proxy: warm-up');
+    return true;
+  }
+
   async function refuse(
     req: ProxyRequest,
     res: ServerResponse,
@@ -191,6 +207,8 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       resourceId: who.claims?.sid,
       success: false,
       severity: 'warning',
+      // A validly signed token names its session: bound the caller's repeats per session and reason.
+      ...(who.claims ? { rateLimitKey: `${who.claims.sid}:${r.reason}` } : {}),
       userId: who.claims?.uid ?? null,
       tenantId: who.ctx?.tenantId ?? who.claims?.tid ?? null,
       username: who.ctx?.username ?? null,
@@ -214,6 +232,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
   }
 
   async function handle(req: ProxyRequest, res: ServerResponse, started: number): Promise<void> {
+    if (warmUp(req, res, started)) return;
     const path = (req.url ?? '').slice(LLM_PROXY_PREFIX.length);
     const token = proxyTokenOf(req);
     if (token === undefined) {

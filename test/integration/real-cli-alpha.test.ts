@@ -1,0 +1,280 @@
+// The real Qwen Code (`cli_alpha`, the default tool; pinned in agent/cli-packages.ts, installed by
+// `npm run clis:install`) end to end: the real agent starts the real CLI with its per-session QWEN_HOME,
+// the CLI calls the real proxy with its session's proxy token on the OpenAI-compatible variables; the
+// proxy swaps in the tenant's stored `openai` key and forwards to the mock provider (the only fake).
+// Proves: the reply reaches the session output, the real key reached the provider and the proxy token
+// did not; usage is counted; a provider error ends the turn with a `turn_error` note; a model change
+// restarts the CLI with `--resume` and the new model; stop ends it. And, without the agent, that with
+// the proxy unreachable the CLI fails and tried to connect to nothing but the proxy's address (strace).
+// Skips, with the reason printed, when the pinned Qwen Code is not installed.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { and, eq } from 'drizzle-orm';
+import { buildCliEnv, getAdapter } from '../../agent/adapters.ts';
+import { dayKey } from '../../domain/quota.ts';
+import { MOCK_USAGE, type MockProvider, startMockProvider } from '../fixtures/mock-provider.ts';
+import { foreignConnects, traceConnects } from '../support/connect-trace.ts';
+import { startTestApp, type TestApp } from '../support/harness.ts';
+import { realCli } from '../support/real-clis.ts';
+import {
+  type AgentProcess,
+  assign,
+  buildRemoteCast,
+  cliPid,
+  processState,
+  type RemoteCast,
+  registrationToken,
+  sessionOutput,
+  startAgent,
+  waitUntil,
+} from '../support/remote.ts';
+import { api } from '../support/session.ts';
+
+const cli = realCli('cli_alpha');
+const skip = 'skip' in cli ? cli.skip : false;
+if (skip) console.log(`# real-cli-alpha: skipped: ${skip}`);
+
+const REAL_KEY = 'sk-openai-real-qwen-e2e-41f0b2';
+
+let app: TestApp;
+let cast: RemoteCast;
+let mock: MockProvider;
+let agent: AgentProcess;
+let sessionId: string;
+let projectDir: string;
+let offline: ReturnType<typeof offlineRun> | undefined;
+
+before(async () => {
+  if (skip) return;
+  offline = offlineRun();
+  app = await startTestApp({ worker: true });
+  cast = await buildRemoteCast(app);
+  mock = await startMockProvider();
+  projectDir = mkdtempSync(path.join(os.tmpdir(), 'svc-qwen-project-'));
+  const key = await api(app.url, 'POST', '/api/remote/api-keys', {
+    auth: cast.admin.session,
+    body: {
+      provider: 'openai',
+      key_name: 'qwen e2e',
+      api_key: REAL_KEY,
+      base_url: `${mock.url}/v1`,
+      tenant_id: cast.tenantId,
+    },
+  });
+  assert.equal(key.status, 201, JSON.stringify(key.body));
+  const token = await registrationToken(app.url, cast.admin.session, cast.tenantId);
+  // cli_tool is the default (cli_alpha); cli_path points at the pinned install, as install.sh does.
+  agent = startAgent({
+    serverUrl: app.url,
+    registrationToken: token,
+    extra: { cli_tool: 'cli_alpha', cli_path: (cli as { path: string }).path, cli_env: {} },
+  });
+  const machineId = await waitUntil('agent registration', async () => agent.config().machine_id, 20000);
+  await waitUntil('machine online', async () => {
+    const r = await api(app.url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.admin.session });
+    return r.body?.status === 'online';
+  });
+  assert.equal((await assign(app.url, cast.admin.session, machineId, cast.userA.id, 'user')).status, 200);
+  // No cli_tool in the request: the default tool is cli_alpha.
+  const created = await api(app.url, 'POST', '/api/remote/sessions', {
+    auth: cast.userA.session,
+    body: { machine_id: machineId, project_path: projectDir, model: 'gpt-mock-1' },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  sessionId = created.body.session_id;
+});
+after(async () => {
+  await agent?.stop();
+  await mock?.close();
+  await app?.close();
+});
+
+const output = () => sessionOutput(app.url, cast.userA.session, sessionId);
+const json = (data: string): any => {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return {};
+  }
+};
+const cliLines = async (type: string) =>
+  (await output())
+    .filter((e) => e.stream === 'stdout')
+    .map((e) => json(e.data))
+    .filter((d) => d.type === type);
+const agentNotes = async (event: string) =>
+  (await output())
+    .filter((e) => e.stream === 'system')
+    .map((e) => json(e.data))
+    .filter((d) => d.event === event);
+
+async function turn(content: string): Promise<any> {
+  const before = (await cliLines('result')).length;
+  const r = await api(app.url, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
+    auth: cast.userA.session,
+    body: { content },
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return waitUntil(`end of the turn "${content}"`, async () => (await cliLines('result'))[before], 60000);
+}
+
+test('a chat through Qwen Code: reply in the output, real key at the provider, usage counted', {
+  skip,
+}, async () => {
+  const { db, t } = app.database;
+  const [token] = await db.select().from(t.proxyTokens).where(eq(t.proxyTokens.sessionId, sessionId));
+  assert.equal(token!.provider, 'openai', 'cli_alpha gets a token for the openai key');
+  const pid = await cliPid(app.url, cast.userA.session, sessionId);
+  // The per-session QWEN_HOME (in the agent's state folder, not the project) and the quiet switches.
+  const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  const qwenHome = env.find((v) => v.startsWith('QWEN_HOME='))?.slice('QWEN_HOME='.length);
+  assert.ok(qwenHome && !qwenHome.startsWith(projectDir), `QWEN_HOME outside the project: ${qwenHome}`);
+  assert.ok(
+    env.includes('QWEN_TELEMETRY_ENABLED=false') && env.includes('QWEN_USAGE_STATISTICS_ENABLED=false'),
+  );
+  assert.doesNotMatch(readFileSync(path.join(qwenHome!, 'settings.json'), 'utf8'), /svcpt_/);
+
+  const result = await turn('hello qwen');
+  assert.equal(result.is_error, false, JSON.stringify(result));
+  assert.equal(result.result, 'tok0 tok1 tok2 ');
+  const calls = mock.requests.filter((r) => r.path === '/v1/chat/completions');
+  // One model call for one turn: the background memory agent (a second call per turn) is off.
+  assert.equal(calls.length, 1, mock.requests.map((r) => r.body.slice(0, 200)).join('\n'));
+  for (const r of mock.requests) {
+    assert.equal(r.headers.authorization, `Bearer ${REAL_KEY}`, `${r.method} ${r.path} carries the real key`);
+    assert.ok(!JSON.stringify(r.headers).includes('svcpt_'), 'no proxy token reaches the provider');
+  }
+  assert.equal(json(calls[0]!.body).model, 'gpt-mock-1', 'the session model is used');
+
+  // Usage: the proxy metered every call into the user's quota and the tool's daily usage.
+  const perCall = MOCK_USAGE.openaiChat.total_tokens;
+  const quota = await waitUntil('quota counted', async () => {
+    const [row] = await db
+      .select()
+      .from(t.quotaUsage)
+      .where(
+        and(
+          eq(t.quotaUsage.userId, cast.userA.id),
+          eq(t.quotaUsage.period, 'daily'),
+          eq(t.quotaUsage.date, dayKey(app.clock.now())),
+        ),
+      );
+    return row && row.requestsUsed >= calls.length && row.requestsReserved === 0 ? row : undefined;
+  });
+  assert.ok(quota.tokensUsed >= perCall * calls.length, `tokens counted: ${quota.tokensUsed}`);
+  const daily = await waitUntil('daily usage', async () => {
+    const [row] = await db
+      .select()
+      .from(t.dailyUsage)
+      .where(and(eq(t.dailyUsage.tenantId, cast.tenantId), eq(t.dailyUsage.toolName, 'cli_alpha')));
+    return row && row.tokensUsed >= perCall ? row : undefined;
+  });
+  assert.match(daily.modelsUsed ?? '', /gpt-mock-1/);
+});
+
+test('a provider error ends the Qwen Code turn with a turn_error note', { skip }, async () => {
+  mock.setBehaviour({ errorStatus: 400 });
+  try {
+    const failed = await turn('this one fails');
+    assert.equal(failed.is_error, true, JSON.stringify(failed));
+  } finally {
+    mock.setBehaviour({ errorStatus: undefined });
+  }
+  const note = await waitUntil('turn_error note', async () => (await agentNotes('turn_error'))[0]);
+  assert.match(note.message, /400|mock provider error/);
+});
+
+test('a model change restarts Qwen Code with --resume and the new model', { skip }, async () => {
+  const startedBefore = (await agentNotes('started')).length;
+  const conversation = (await cliLines('system')).find((s) => s.subtype === 'init').session_id;
+  const changed = await api(app.url, 'POST', `/api/remote/sessions/${sessionId}/model`, {
+    auth: cast.userA.session,
+    body: { model: 'gpt-mock-2' },
+  });
+  assert.equal(changed.status, 200, JSON.stringify(changed.body));
+  const pid = await cliPid(app.url, cast.userA.session, sessionId, startedBefore + 1);
+  const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  assert.deepEqual(args.slice(args.indexOf('--resume'), args.indexOf('--resume') + 2), [
+    '--resume',
+    conversation,
+  ]);
+  assert.deepEqual(args.slice(args.indexOf('--model'), args.indexOf('--model') + 2), [
+    '--model',
+    'gpt-mock-2',
+  ]);
+  const callsBefore = mock.requests.length;
+  const result = await turn('which model now');
+  assert.equal(result.is_error, false, JSON.stringify(result));
+  assert.equal(result.session_id, conversation, 'the same conversation goes on');
+  const call = json(mock.requests.slice(callsBefore).find((r) => r.path === '/v1/chat/completions')!.body);
+  assert.equal(call.model, 'gpt-mock-2');
+  assert.ok(JSON.stringify(call.messages).includes('hello qwen'), 'the earlier turns were resumed');
+});
+
+test('stop ends Qwen Code and revokes the proxy token', { skip }, async () => {
+  const pid = (await agentNotes('started')).at(-1).pid as number;
+  const stopped = await api(app.url, 'POST', `/api/remote/sessions/${sessionId}/stop`, {
+    auth: cast.userA.session,
+  });
+  assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
+  await waitUntil('CLI gone', async () => ['Z', undefined].includes(processState(pid)), 10000);
+  const { db, t } = app.database;
+  const tokens = await db.select().from(t.proxyTokens).where(eq(t.proxyTokens.sessionId, sessionId));
+  assert.ok(tokens.length >= 1 && tokens.every((tk) => tk.revokedAt));
+});
+
+/**
+ * The CLI alone, as the agent would start it, with the proxy address closed, under strace. Started in
+ * `before` and awaited by the last test: Qwen Code's own retry loop (7 attempts with backoff, not
+ * configurable) only gives up after ~80 s, which then overlaps the end-to-end tests.
+ */
+async function offlineRun() {
+  const adapter = getAdapter('cli_alpha');
+  const port = await closedPort();
+  const proxy = `http://127.0.0.1:${port}/api/remote/llm-proxy`;
+  // The environment and session files the agent gives the CLI.
+  const sessionEnv = adapter.prepareSessionDir!(
+    mkdtempSync(path.join(os.tmpdir(), 'svc-qwen-state-')),
+    proxy,
+  );
+  const env = buildCliEnv(adapter, process.env, 'svcpt_unreachable', proxy, sessionEnv);
+  const run = await traceConnects((cli as { path: string }).path, adapter.startArgs('gpt-mock-1'), {
+    env,
+    cwd: mkdtempSync(path.join(os.tmpdir(), 'svc-qwen-offline-')),
+    stdin: adapter.formatInput('hello?'),
+    timeoutMs: 150_000,
+  });
+  return { run, port };
+}
+
+test('with the proxy unreachable Qwen Code fails and tries no other host', { skip }, async () => {
+  const { run, port } = await offline!;
+  const adapter = getAdapter('cli_alpha');
+  assert.equal(run.timedOut, false, 'the CLI gave up by itself');
+  const result = run.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map(json)
+    .find((e) => e.type === 'result');
+  assert.ok(result, `a result line: ${run.stdout.slice(-500)} ${run.stderr.slice(-500)}`);
+  const info = adapter.inspect(result);
+  assert.equal(info.turnEnded, true);
+  assert.match(info.turnError ?? '', /ECONNREFUSED|Connection error/i, 'the agent sees a turn error');
+  assert.ok(
+    run.connects.some((c) => c.port === port),
+    'it did try the proxy',
+  );
+  assert.deepEqual(foreignConnects(run, [`127.0.0.1:${port}`]), [], 'no connection to any other address');
+});
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
