@@ -11,6 +11,7 @@ import apiKeyOrigin from './versions/0008_api_key_origin.ts';
 import remoteMachineKey from './versions/0010_remote_machine_key.ts';
 import usageEstimatedTokens from './versions/0011_usage_estimated_tokens.ts';
 import usageUploads from './versions/0012_usage_uploads.ts';
+import usageReadModel from './versions/0013_usage_read_model.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -24,6 +25,7 @@ export const MIGRATIONS: Migration[] = [
   remoteMachineKey,
   usageEstimatedTokens,
   usageUploads,
+  usageReadModel,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -1,6 +1,7 @@
 // Reads the live schema back (tables, columns, nullability, indexes) in one neutral shape, so tests can
 // compare the database after up/down/up against itself and against the definitions in db/schema.
 import type { RawSql } from '../db/client.ts';
+import { isFullTextArtefact } from '../db/full-text.ts';
 
 export interface LiveColumn {
   name: string;
@@ -42,6 +43,7 @@ export async function introspect(sql: RawSql): Promise<LiveSchema> {
       `SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name`,
     );
     for (const { name, type } of tables) {
+      if (isFullTextArtefact(name)) continue; // dialect-specific search index, not in db/schema
       if (type === 'view') {
         out.views.push(name);
         continue;
@@ -82,7 +84,8 @@ export async function introspect(sql: RawSql): Promise<LiveSchema> {
   const idx = await sql.query<{ tablename: string; indexname: string }>(
     `SELECT tablename, indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_unique' ORDER BY indexname`,
   );
-  for (const i of idx) out.tables[i.tablename]?.indexes.push(i.indexname);
+  for (const i of idx)
+    if (!isFullTextArtefact(i.indexname)) out.tables[i.tablename]?.indexes.push(i.indexname);
   const views = await sql.query<{ name: string }>(
     `SELECT matviewname AS name FROM pg_matviews WHERE schemaname = current_schema()
      UNION SELECT viewname AS name FROM pg_views WHERE schemaname = current_schema() ORDER BY name`,

@@ -26,10 +26,18 @@ export const dailyMessages = pgTable(
     agentSessionId: str('agent_session_id', 64),
     userId: int('user_id'),
     projectPath: str('project_path', 500),
+    /**
+     * Added by 0013_usage_read_model: the tenant the message counts for (its user's tenant, or 1 for
+     * unknown senders), so tenant-scoped reads (spec rule 5) need no join. Full-text search over
+     * `content` lives beside the table (db/full-text.ts), created by raw SQL in the same revision.
+     */
+    tenantId: integer('tenant_id').notNull().default(1),
   },
   (t) => [
     uniqueIndex('daily_messages_natural_key').on(t.date, t.toolName, t.messageId, t.hostName),
     index('daily_messages_session').on(t.agentSessionId),
+    index('daily_messages_tenant_date').on(t.tenantId, t.date),
+    index('daily_messages_user_date').on(t.userId, t.date),
   ],
 );
 
@@ -208,18 +216,33 @@ export const quotaUsage = pgTable(
   (t) => [uniqueIndex('quota_usage_key').on(t.userId, t.date, t.period)],
 );
 
-export const quotaAlerts = pgTable('quota_alerts', {
-  id: id(),
-  userId: int('user_id'),
-  alertType: str('alert_type', 50),
-  quotaType: str('quota_type', 50),
-  threshold: real('threshold'),
-  currentUsage: counter('current_usage'),
-  quotaLimit: counter('quota_limit'),
-  percentage: real('percentage'),
-  acknowledged: bool('acknowledged', false),
-  createdAt: createdAt(),
-});
+export const quotaAlerts = pgTable(
+  'quota_alerts',
+  {
+    id: id(),
+    userId: int('user_id'),
+    alertType: str('alert_type', 50),
+    quotaType: str('quota_type', 50),
+    threshold: real('threshold'),
+    currentUsage: counter('current_usage'),
+    quotaLimit: counter('quota_limit'),
+    percentage: real('percentage'),
+    acknowledged: bool('acknowledged', false),
+    createdAt: createdAt(),
+    // Added by 0013_usage_read_model: an alert is raised once per subject, quota, threshold and period.
+    /** The tenant whose quota (tenant alerts) or whose user's quota (user alerts) was reached. */
+    tenantId: int('tenant_id'),
+    /** `daily` or `monthly`. */
+    period: str('period', 10),
+    /** The period's first day (YYYY-MM-DD, or YYYY-MM-01 for a month). */
+    periodKey: day('period_key'),
+    /** Unique: subject, quota type, threshold and period key; a second raise of the same is a no-op. */
+    dedupeKey: str('dedupe_key', 200),
+    acknowledgedBy: int('acknowledged_by'),
+    acknowledgedAt: ts('acknowledged_at'),
+  },
+  (t) => [uniqueIndex('quota_alerts_once').on(t.dedupeKey), index('quota_alerts_tenant').on(t.tenantId)],
+);
 
 export const alerts = pgTable(
   'alerts',

@@ -15,7 +15,7 @@ import type {
 import type { MessageRow } from '../../../domain/usage/ingest-rows.ts';
 import type { RawSql } from '../../client.ts';
 
-/** Rows per INSERT statement: 20 parameters each stays far below SQLite's 32766-variable limit. */
+/** Rows per INSERT statement: 21 parameters each stays far below SQLite's 32766-variable limit. */
 const INSERT_ROWS_PER_STATEMENT = 500;
 /** Values per IN list. */
 const IN_LIST = 500;
@@ -46,6 +46,7 @@ const MESSAGE_COLUMNS = [
   'agent_session_id',
   'user_id',
   'project_path',
+  'tenant_id',
 ];
 const MESSAGE_PLACEHOLDERS = `(${MESSAGE_COLUMNS.map(() => '?').join(', ')})`;
 
@@ -66,7 +67,7 @@ export function ingestRepository(db: RawSql) {
      * as [date, tool_name, message_id, host_name].
      */
     async insertMessages(
-      rows: ReadonlyArray<MessageRow & { userId: number | null }>,
+      rows: ReadonlyArray<MessageRow & { userId: number | null; tenantId: number }>,
     ): Promise<Array<[string, string, string, string]>> {
       const inserted: Array<[string, string, string, string]> = [];
       for (const part of slices(rows, INSERT_ROWS_PER_STATEMENT)) {
@@ -93,6 +94,7 @@ export function ingestRepository(db: RawSql) {
             m.agentSessionId,
             m.userId,
             m.projectPath,
+            m.tenantId,
           );
         }
         const got = await db.query<{
