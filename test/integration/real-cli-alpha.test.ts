@@ -9,27 +9,28 @@
 // Skips, with the reason printed, when the pinned Qwen Code is not installed.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { and, eq } from 'drizzle-orm';
-import { buildCliEnv, getAdapter } from '../../agent/adapters.ts';
-import { dayKey } from '../../domain/quota.ts';
+import { eq } from 'drizzle-orm';
 import { MOCK_USAGE, type MockProvider, startMockProvider } from '../fixtures/mock-provider.ts';
-import { foreignConnects, traceConnects } from '../support/connect-trace.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
+import {
+  assertOfflineFailure,
+  meteredUsage,
+  offlineCliRun,
+  parseJson,
+  sessionLines,
+  startRealCliSession,
+  storeProviderKey,
+} from '../support/real-cli-session.ts';
 import { realCli } from '../support/real-clis.ts';
 import {
   type AgentProcess,
-  assign,
   buildRemoteCast,
   cliPid,
   processState,
   type RemoteCast,
-  registrationToken,
-  sessionOutput,
-  startAgent,
   waitUntil,
 } from '../support/remote.ts';
 import { api } from '../support/session.ts';
@@ -38,6 +39,7 @@ const cli = realCli('cli_alpha');
 const skip = 'skip' in cli ? cli.skip : false;
 if (skip) console.log(`# real-cli-alpha: skipped: ${skip}`);
 
+const CLI_PATH = 'path' in cli ? cli.path : '';
 const REAL_KEY = 'sk-openai-real-qwen-e2e-41f0b2';
 
 let app: TestApp;
@@ -46,46 +48,28 @@ let mock: MockProvider;
 let agent: AgentProcess;
 let sessionId: string;
 let projectDir: string;
-let offline: ReturnType<typeof offlineRun> | undefined;
+let offline: ReturnType<typeof offlineCliRun> | undefined;
 
 before(async () => {
   if (skip) return;
-  offline = offlineRun();
+  offline = offlineCliRun('cli_alpha', CLI_PATH, { model: 'gpt-mock-1', timeoutMs: 150_000 });
   app = await startTestApp({ worker: true });
   cast = await buildRemoteCast(app);
   mock = await startMockProvider();
   projectDir = mkdtempSync(path.join(os.tmpdir(), 'svc-qwen-project-'));
-  const key = await api(app.url, 'POST', '/api/remote/api-keys', {
-    auth: cast.admin.session,
-    body: {
-      provider: 'openai',
-      key_name: 'qwen e2e',
-      api_key: REAL_KEY,
-      base_url: `${mock.url}/v1`,
-      tenant_id: cast.tenantId,
-    },
+  await storeProviderKey(app, cast, {
+    provider: 'openai',
+    key_name: 'qwen e2e',
+    api_key: REAL_KEY,
+    base_url: `${mock.url}/v1`,
   });
-  assert.equal(key.status, 201, JSON.stringify(key.body));
-  const token = await registrationToken(app.url, cast.admin.session, cast.tenantId);
   // cli_tool is the default (cli_alpha); cli_path points at the pinned install, as install.sh does.
-  agent = startAgent({
-    serverUrl: app.url,
-    registrationToken: token,
-    extra: { cli_tool: 'cli_alpha', cli_path: (cli as { path: string }).path, cli_env: {} },
-  });
-  const machineId = await waitUntil('agent registration', async () => agent.config().machine_id, 20000);
-  await waitUntil('machine online', async () => {
-    const r = await api(app.url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.admin.session });
-    return r.body?.status === 'online';
-  });
-  assert.equal((await assign(app.url, cast.admin.session, machineId, cast.userA.id, 'user')).status, 200);
-  // No cli_tool in the request: the default tool is cli_alpha.
-  const created = await api(app.url, 'POST', '/api/remote/sessions', {
-    auth: cast.userA.session,
-    body: { machine_id: machineId, project_path: projectDir, model: 'gpt-mock-1' },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  sessionId = created.body.session_id;
+  // No cli_tool in the session request: the default tool is cli_alpha.
+  ({ agent, sessionId } = await startRealCliSession(app, cast, {
+    agentConfig: { cli_tool: 'cli_alpha', cli_path: CLI_PATH, cli_env: {} },
+    model: 'gpt-mock-1',
+    projectPath: projectDir,
+  }));
 });
 after(async () => {
   await agent?.stop();
@@ -93,32 +77,11 @@ after(async () => {
   await app?.close();
 });
 
-const output = () => sessionOutput(app.url, cast.userA.session, sessionId);
-const json = (data: string): any => {
-  try {
-    return JSON.parse(data);
-  } catch {
-    return {};
-  }
-};
-const cliLines = async (type: string) =>
-  (await output())
-    .filter((e) => e.stream === 'stdout')
-    .map((e) => json(e.data))
-    .filter((d) => d.type === type);
-const agentNotes = async (event: string) =>
-  (await output())
-    .filter((e) => e.stream === 'system')
-    .map((e) => json(e.data))
-    .filter((d) => d.event === event);
+const { cliLines, agentNotes, chat } = sessionLines(() => ({ app, cast, sessionId }));
 
 async function turn(content: string): Promise<any> {
   const before = (await cliLines('result')).length;
-  const r = await api(app.url, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
-    auth: cast.userA.session,
-    body: { content },
-  });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
+  await chat(content);
   return waitUntil(`end of the turn "${content}"`, async () => (await cliLines('result'))[before], 60000);
 }
 
@@ -148,31 +111,12 @@ test('a chat through Qwen Code: reply in the output, real key at the provider, u
     assert.equal(r.headers.authorization, `Bearer ${REAL_KEY}`, `${r.method} ${r.path} carries the real key`);
     assert.ok(!JSON.stringify(r.headers).includes('svcpt_'), 'no proxy token reaches the provider');
   }
-  assert.equal(json(calls[0]!.body).model, 'gpt-mock-1', 'the session model is used');
+  assert.equal(parseJson(calls[0]!.body).model, 'gpt-mock-1', 'the session model is used');
 
   // Usage: the proxy metered every call into the user's quota and the tool's daily usage.
   const perCall = MOCK_USAGE.openaiChat.total_tokens;
-  const quota = await waitUntil('quota counted', async () => {
-    const [row] = await db
-      .select()
-      .from(t.quotaUsage)
-      .where(
-        and(
-          eq(t.quotaUsage.userId, cast.userA.id),
-          eq(t.quotaUsage.period, 'daily'),
-          eq(t.quotaUsage.date, dayKey(app.clock.now())),
-        ),
-      );
-    return row && row.requestsUsed >= calls.length && row.requestsReserved === 0 ? row : undefined;
-  });
+  const { quota, daily } = await meteredUsage(app, cast, 'cli_alpha', calls.length, perCall);
   assert.ok(quota.tokensUsed >= perCall * calls.length, `tokens counted: ${quota.tokensUsed}`);
-  const daily = await waitUntil('daily usage', async () => {
-    const [row] = await db
-      .select()
-      .from(t.dailyUsage)
-      .where(and(eq(t.dailyUsage.tenantId, cast.tenantId), eq(t.dailyUsage.toolName, 'cli_alpha')));
-    return row && row.tokensUsed >= perCall ? row : undefined;
-  });
   assert.match(daily.modelsUsed ?? '', /gpt-mock-1/);
 });
 
@@ -210,7 +154,9 @@ test('a model change restarts Qwen Code with --resume and the new model', { skip
   const result = await turn('which model now');
   assert.equal(result.is_error, false, JSON.stringify(result));
   assert.equal(result.session_id, conversation, 'the same conversation goes on');
-  const call = json(mock.requests.slice(callsBefore).find((r) => r.path === '/v1/chat/completions')!.body);
+  const call = parseJson(
+    mock.requests.slice(callsBefore).find((r) => r.path === '/v1/chat/completions')!.body,
+  );
   assert.equal(call.model, 'gpt-mock-2');
   assert.ok(JSON.stringify(call.messages).includes('hello qwen'), 'the earlier turns were resumed');
 });
@@ -227,54 +173,6 @@ test('stop ends Qwen Code and revokes the proxy token', { skip }, async () => {
   assert.ok(tokens.length >= 1 && tokens.every((tk) => tk.revokedAt));
 });
 
-/**
- * The CLI alone, as the agent would start it, with the proxy address closed, under strace. Started in
- * `before` and awaited by the last test: Qwen Code's own retry loop (7 attempts with backoff, not
- * configurable) only gives up after ~80 s, which then overlaps the end-to-end tests.
- */
-async function offlineRun() {
-  const adapter = getAdapter('cli_alpha');
-  const port = await closedPort();
-  const proxy = `http://127.0.0.1:${port}/api/remote/llm-proxy`;
-  // The environment and session files the agent gives the CLI.
-  const sessionEnv = adapter.prepareSessionDir!(
-    mkdtempSync(path.join(os.tmpdir(), 'svc-qwen-state-')),
-    proxy,
-  );
-  const env = buildCliEnv(adapter, process.env, 'svcpt_unreachable', proxy, sessionEnv);
-  const run = await traceConnects((cli as { path: string }).path, adapter.startArgs('gpt-mock-1'), {
-    env,
-    cwd: mkdtempSync(path.join(os.tmpdir(), 'svc-qwen-offline-')),
-    stdin: adapter.formatInput('hello?'),
-    timeoutMs: 150_000,
-  });
-  return { run, port };
-}
-
 test('with the proxy unreachable Qwen Code fails and tries no other host', { skip }, async () => {
-  const { run, port } = await offline!;
-  const adapter = getAdapter('cli_alpha');
-  assert.equal(run.timedOut, false, 'the CLI gave up by itself');
-  const result = run.stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map(json)
-    .find((e) => e.type === 'result');
-  assert.ok(result, `a result line: ${run.stdout.slice(-500)} ${run.stderr.slice(-500)}`);
-  const info = adapter.inspect(result);
-  assert.equal(info.turnEnded, true);
-  assert.match(info.turnError ?? '', /ECONNREFUSED|Connection error/i, 'the agent sees a turn error');
-  assert.ok(
-    run.connects.some((c) => c.port === port),
-    'it did try the proxy',
-  );
-  assert.deepEqual(foreignConnects(run, [`127.0.0.1:${port}`]), [], 'no connection to any other address');
+  assertOfflineFailure('cli_alpha', await offline!, /ECONNREFUSED|Connection error/i);
 });
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}

@@ -10,27 +10,28 @@
 // Skips, with the reason printed, when the pinned Claude Code is not installed.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { and, eq } from 'drizzle-orm';
-import { buildCliEnv, getAdapter } from '../../agent/adapters.ts';
-import { dayKey } from '../../domain/quota.ts';
+import { eq } from 'drizzle-orm';
 import { MOCK_USAGE, type MockProvider, startMockProvider } from '../fixtures/mock-provider.ts';
-import { foreignConnects, traceConnects } from '../support/connect-trace.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
+import {
+  assertOfflineFailure,
+  meteredUsage,
+  offlineCliRun,
+  parseJson,
+  sessionLines,
+  startRealCliSession,
+  storeProviderKey,
+} from '../support/real-cli-session.ts';
 import { realCli } from '../support/real-clis.ts';
 import {
   type AgentProcess,
-  assign,
   buildRemoteCast,
   cliPid,
   processState,
   type RemoteCast,
-  registrationToken,
-  sessionOutput,
-  startAgent,
   waitUntil,
 } from '../support/remote.ts';
 import { api } from '../support/session.ts';
@@ -39,6 +40,7 @@ const cli = realCli('cli_beta');
 const skip = 'skip' in cli ? cli.skip : false;
 if (skip) console.log(`# real-cli-claude: skipped: ${skip}`);
 
+const CLI_PATH = 'path' in cli ? cli.path : '';
 const REAL_KEY = 'sk-ant-real-claude-e2e-7c1d9a';
 /** Anthropic wire usage per mock call, as the proxy counts it (input + cache read + cache write + output). */
 const TOKENS_PER_CALL =
@@ -63,40 +65,23 @@ before(async () => {
   projectDir = mkdtempSync(path.join(os.tmpdir(), 'svc-claude-project-'));
   // Claude Code keeps its settings and transcripts here, not in the user's ~/.claude.
   configDir = mkdtempSync(path.join(os.tmpdir(), 'svc-claude-config-'));
-  const key = await api(app.url, 'POST', '/api/remote/api-keys', {
-    auth: cast.admin.session,
-    body: {
-      provider: 'anthropic',
-      key_name: 'claude e2e',
-      api_key: REAL_KEY,
-      base_url: mock.url,
-      tenant_id: cast.tenantId,
-    },
+  await storeProviderKey(app, cast, {
+    provider: 'anthropic',
+    key_name: 'claude e2e',
+    api_key: REAL_KEY,
+    base_url: mock.url,
   });
-  assert.equal(key.status, 201, JSON.stringify(key.body));
-  const token = await registrationToken(app.url, cast.admin.session, cast.tenantId);
-  agent = startAgent({
-    serverUrl: app.url,
-    registrationToken: token,
-    extra: {
+  ({ agent, sessionId } = await startRealCliSession(app, cast, {
+    agentConfig: {
       cli_tool: 'cli_beta',
-      cli_path: (cli as { path: string }).path,
+      cli_path: CLI_PATH,
       cli_env: { CLAUDE_CONFIG_DIR: configDir },
       turn_stall_timeout: 4,
     },
-  });
-  const machineId = await waitUntil('agent registration', async () => agent.config().machine_id, 20000);
-  await waitUntil('machine online', async () => {
-    const r = await api(app.url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.admin.session });
-    return r.body?.status === 'online';
-  });
-  assert.equal((await assign(app.url, cast.admin.session, machineId, cast.userA.id, 'user')).status, 200);
-  const created = await api(app.url, 'POST', '/api/remote/sessions', {
-    auth: cast.userA.session,
-    body: { machine_id: machineId, project_path: projectDir, cli_tool: 'cli_beta', model: 'claude-mock-1' },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  sessionId = created.body.session_id;
+    cliTool: 'cli_beta',
+    model: 'claude-mock-1',
+    projectPath: projectDir,
+  }));
 });
 after(async () => {
   if (process.env.REAL_CLI_DEBUG && sessionId)
@@ -107,33 +92,7 @@ after(async () => {
   await app?.close();
 });
 
-const output = () => sessionOutput(app.url, cast.userA.session, sessionId);
-const json = (data: string): any => {
-  try {
-    return JSON.parse(data);
-  } catch {
-    return {};
-  }
-};
-/** The CLI's stream-json lines of one kind, in order. */
-const cliLines = async (type: string) =>
-  (await output())
-    .filter((e) => e.stream === 'stdout')
-    .map((e) => json(e.data))
-    .filter((d) => d.type === type);
-const agentNotes = async (event: string) =>
-  (await output())
-    .filter((e) => e.stream === 'system')
-    .map((e) => json(e.data))
-    .filter((d) => d.event === event);
-
-async function chat(content: string) {
-  const r = await api(app.url, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
-    auth: cast.userA.session,
-    body: { content },
-  });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-}
+const { output, cliLines, agentNotes, chat } = sessionLines(() => ({ app, cast, sessionId }));
 
 /** Sends a message and waits for the CLI's `result` line of that turn. */
 async function turn(content: string): Promise<any> {
@@ -162,31 +121,12 @@ test('a chat through Claude Code: reply in the output, real key at the provider,
     assert.equal(r.headers['x-api-key'], REAL_KEY, `${r.method} ${r.path} carries the real key`);
     assert.ok(!JSON.stringify(r.headers).includes('svcpt_'), 'no proxy token reaches the provider');
   }
-  assert.equal(json(calls[0]!.body).model, 'claude-mock-1', 'the session model is used');
+  assert.equal(parseJson(calls[0]!.body).model, 'claude-mock-1', 'the session model is used');
 
   // Usage: the proxy metered each call into the user's quota and the tool's daily usage.
   const { db, t } = app.database;
-  const quota = await waitUntil('quota counted', async () => {
-    const [row] = await db
-      .select()
-      .from(t.quotaUsage)
-      .where(
-        and(
-          eq(t.quotaUsage.userId, cast.userA.id),
-          eq(t.quotaUsage.period, 'daily'),
-          eq(t.quotaUsage.date, dayKey(app.clock.now())),
-        ),
-      );
-    return row && row.requestsUsed >= calls.length && row.requestsReserved === 0 ? row : undefined;
-  });
+  const { quota, daily } = await meteredUsage(app, cast, 'cli_beta', calls.length, TOKENS_PER_CALL);
   assert.ok(quota.tokensUsed >= TOKENS_PER_CALL, `tokens counted: ${quota.tokensUsed}`);
-  const daily = await waitUntil('daily usage', async () => {
-    const [row] = await db
-      .select()
-      .from(t.dailyUsage)
-      .where(and(eq(t.dailyUsage.tenantId, cast.tenantId), eq(t.dailyUsage.toolName, 'cli_beta')));
-    return row && row.tokensUsed >= TOKENS_PER_CALL ? row : undefined;
-  });
   assert.match(daily.modelsUsed ?? '', /claude-mock-1/);
 
   // The CLI's start-up (connection warm-up included) left no refusal in the audit log.
@@ -213,7 +153,7 @@ test('permission prompts: allow runs the tool, deny does not; both turns end', {
       async () => (await output()).filter((e) => e.stream === 'permission')[asked],
       30000,
     );
-    const prompt = json(request.data);
+    const prompt = parseJson(request.data);
     assert.equal(prompt.type, 'control_request');
     assert.equal(prompt.request.subtype, 'can_use_tool');
     assert.equal(prompt.request.tool_name, 'Write');
@@ -289,7 +229,9 @@ test('a model change restarts Claude Code with --resume and the new model', { sk
   const result = await turn('which model now');
   assert.equal(result.is_error, false);
   assert.equal(result.session_id, conversation, 'the same conversation goes on');
-  const call = json(mock.requests.slice(callsBefore).find((r) => r.path.startsWith('/v1/messages'))!.body);
+  const call = parseJson(
+    mock.requests.slice(callsBefore).find((r) => r.path.startsWith('/v1/messages'))!.body,
+  );
   assert.equal(call.model, 'claude-mock-2');
   assert.ok(JSON.stringify(call.messages).includes('hello claude'), 'the earlier turns were resumed');
 });
@@ -307,41 +249,13 @@ test('stop ends Claude Code and revokes the proxy token', { skip }, async () => 
 });
 
 test('with the proxy unreachable Claude Code fails and tries no other host', { skip }, async () => {
-  const adapter = getAdapter('cli_beta');
-  const port = await closedPort();
-  const proxy = `http://127.0.0.1:${port}/api/remote/llm-proxy`;
-  // The environment the agent gives the CLI (one retry, so the failure comes quickly).
-  const env = buildCliEnv(adapter, process.env, 'svcpt_unreachable', proxy, {
-    CLAUDE_CONFIG_DIR: mkdtempSync(path.join(os.tmpdir(), 'svc-claude-config-')),
-    CLAUDE_CODE_MAX_RETRIES: '1',
-  });
-  const run = await traceConnects((cli as { path: string }).path, adapter.startArgs(), {
-    env,
-    cwd: mkdtempSync(path.join(os.tmpdir(), 'svc-claude-offline-')),
-    stdin: adapter.formatInput('hello?'),
+  // The environment the agent gives the CLI, with one retry so the failure comes quickly.
+  const offline = await offlineCliRun('cli_beta', CLI_PATH, {
     timeoutMs: 60_000,
+    env: {
+      CLAUDE_CONFIG_DIR: mkdtempSync(path.join(os.tmpdir(), 'svc-claude-config-')),
+      CLAUDE_CODE_MAX_RETRIES: '1',
+    },
   });
-  assert.equal(run.timedOut, false, 'the CLI gave up by itself');
-  const events = run.stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map(json);
-  const result = events.find((e) => e.type === 'result');
-  assert.ok(result, `a result line: ${run.stdout.slice(-500)} ${run.stderr.slice(-500)}`);
-  const info = adapter.inspect(result);
-  assert.equal(info.turnEnded, true);
-  assert.match(info.turnError ?? '', /ECONNREFUSED|Connection refused/i, 'the agent sees a turn error');
-  assert.ok(
-    run.connects.some((c) => c.port === port),
-    'it did try the proxy',
-  );
-  assert.deepEqual(foreignConnects(run, [`127.0.0.1:${port}`]), [], 'no connection to any other address');
+  assertOfflineFailure('cli_beta', offline, /ECONNREFUSED|Connection refused/i);
 });
-
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}

@@ -11,8 +11,6 @@
 // Skips, with the reason printed, when the CLI is not installed.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -23,17 +21,15 @@ import { dayKey } from '../../domain/quota.ts';
 import { MOCK_USAGE, type MockProvider, startMockProvider } from '../fixtures/mock-provider.ts';
 import { foreignConnects, traceConnects } from '../support/connect-trace.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
-import { realCli } from '../support/real-clis.ts';
 import {
-  type AgentProcess,
-  assign,
-  buildRemoteCast,
-  type RemoteCast,
-  registrationToken,
-  sessionOutput,
-  startAgent,
-  waitUntil,
-} from '../support/remote.ts';
+  closedPort,
+  jsonLinesOf,
+  sessionLines,
+  startRealCliSession,
+  storeProviderKey,
+} from '../support/real-cli-session.ts';
+import { realCli } from '../support/real-clis.ts';
+import { type AgentProcess, buildRemoteCast, type RemoteCast, waitUntil } from '../support/remote.ts';
 import { api } from '../support/session.ts';
 
 const codex = realCli('cli_gamma');
@@ -48,7 +44,6 @@ let app: TestApp | undefined;
 let cast: RemoteCast;
 let mock: MockProvider | undefined;
 let agent: AgentProcess | undefined;
-let machineId: string;
 let sessionId: string;
 
 before(async () => {
@@ -56,17 +51,12 @@ before(async () => {
   mock = await startMockProvider();
   app = await startTestApp({ worker: true });
   cast = await buildRemoteCast(app);
-  const stored = await api(app.url, 'POST', '/api/remote/api-keys', {
-    auth: cast.admin.session,
-    body: {
-      provider: 'openai',
-      key_name: 'codex e2e',
-      api_key: REAL_KEY,
-      base_url: `${mock.url}/v1`,
-      tenant_id: cast.tenantId,
-    },
+  await storeProviderKey(app, cast, {
+    provider: 'openai',
+    key_name: 'codex e2e',
+    api_key: REAL_KEY,
+    base_url: `${mock.url}/v1`,
   });
-  assert.equal(stored.status, 201, JSON.stringify(stored.body));
 });
 after(async () => {
   await agent?.stop();
@@ -74,27 +64,8 @@ after(async () => {
   await mock?.close();
 });
 
-const output = (auth = cast.userA.session) => sessionOutput(app!.url, auth, sessionId);
-const jsonLines = (events: any[], stream: string) =>
-  events
-    .filter((e) => e.stream === stream)
-    .flatMap((e) => {
-      try {
-        return [JSON.parse(e.data)];
-      } catch {
-        return [];
-      }
-    });
+const { stream, chat } = sessionLines(() => ({ app: app!, cast, sessionId }));
 const responsesCalls = () => mock!.requests.filter((r) => r.path === '/v1/responses');
-
-/** A local port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 test('proxy unreachable: Codex fails fast and tries no host but the proxy address', { skip }, async () => {
   const port = await closedPort();
@@ -121,10 +92,7 @@ test('proxy unreachable: Codex fails fast and tries no host but the proxy addres
   console.log(`# codex with the proxy unreachable: failed after ${ms} ms, ${run.connects.length} connects`);
   assert.equal(run.timedOut, false, `Codex did not give up: ${run.stdout}\n${run.stderr}`);
   assert.notEqual(run.code, 0);
-  const events = run.stdout
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l));
+  const events = jsonLinesOf(run.stdout);
   assert.ok(
     events.some((e) => e.type === 'turn.failed'),
     `turn.failed reported: ${run.stdout}`,
@@ -140,41 +108,23 @@ test('proxy unreachable: Codex fails fast and tries no host but the proxy addres
 
 test('agent -> real Codex -> proxy -> mock: reply, usage counted once, no WebSocket', { skip }, async () => {
   const a = app!;
-  const token = await registrationToken(a.url, cast.admin.session, cast.tenantId);
-  agent = startAgent({
-    serverUrl: a.url,
-    registrationToken: token,
-    extra: { cli_tool: 'cli_gamma', cli_path: CODEX, cli_env: {} },
-  });
-  machineId = await waitUntil('agent registration', async () => agent!.config().machine_id, 20_000);
-  await waitUntil('machine online', async () => {
-    const r = await api(a.url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.admin.session });
-    return r.body?.status === 'online';
-  });
-  assert.equal((await assign(a.url, cast.admin.session, machineId, cast.userA.id, 'user')).status, 200);
   const project = mkdtempSync(path.join(os.tmpdir(), 'svc-codex-project-'));
-  const created = await api(a.url, 'POST', '/api/remote/sessions', {
-    auth: cast.userA.session,
-    body: { machine_id: machineId, project_path: project, cli_tool: 'cli_gamma', model: 'mock-model' },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  sessionId = created.body.session_id;
-  await waitUntil('ready note', async () =>
-    jsonLines(await output(), 'system').some((n) => n.event === 'ready'),
-  );
-  const sessionsDir = path.join(agent.dir, 'sessions');
+  ({ agent, sessionId } = await startRealCliSession(a, cast, {
+    agentConfig: { cli_tool: 'cli_gamma', cli_path: CODEX, cli_env: {} },
+    cliTool: 'cli_gamma',
+    model: 'mock-model',
+    projectPath: project,
+  }));
+  await waitUntil('ready note', async () => (await stream('system')).some((n) => n.event === 'ready'));
+  const sessionsDir = path.join(agent!.dir, 'sessions');
   assert.equal(readdirSync(sessionsDir).length, 1, 'one CODEX_HOME for the session, in the agent folder');
 
   const sentAt = Date.now();
-  const chat = await api(a.url, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
-    auth: cast.userA.session,
-    body: { content: 'hello codex' },
-  });
-  assert.equal(chat.status, 200, JSON.stringify(chat.body));
+  await chat('hello codex');
   const turn = await waitUntil(
     'turn.completed',
     async () => {
-      const events = jsonLines(await output(), 'stdout');
+      const events = await stream('stdout');
       return events.some((e) => e.type === 'turn.completed') ? events : undefined;
     },
     30_000,
@@ -228,22 +178,17 @@ test('a model change applies from the next turn, which resumes the Codex thread'
     body: { model: 'mock-model-2' },
   });
   assert.equal(changed.status, 200, JSON.stringify(changed.body));
-  await waitUntil('applied note', async () =>
-    jsonLines(await output(), 'system').some((n) => n.event === 'applied'),
-  );
-  await api(a.url, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
-    auth: cast.userA.session,
-    body: { content: 'again' },
-  });
+  await waitUntil('applied note', async () => (await stream('system')).some((n) => n.event === 'applied'));
+  await chat('again');
   await waitUntil(
     'second turn.completed',
-    async () => jsonLines(await output(), 'stdout').filter((e) => e.type === 'turn.completed').length >= 2,
+    async () => (await stream('stdout')).filter((e) => e.type === 'turn.completed').length >= 2,
     30_000,
   );
   const later = responsesCalls().slice(before);
   assert.ok(later.length >= 1);
   for (const r of later) assert.equal(JSON.parse(r.body).model, 'mock-model-2');
-  const started = jsonLines(await output(), 'system').filter((n) => n.event === 'started');
+  const started = (await stream('system')).filter((n) => n.event === 'started');
   assert.equal(started.length, 2, 'one Codex process per turn');
   assert.equal(started[1].resumed, true, 'the second turn resumed the thread');
   // Codex sent the first turn's conversation back: the thread really was resumed.
@@ -256,10 +201,8 @@ test('stop ends the session and removes its CODEX_HOME', { skip }, async () => {
     auth: cast.userA.session,
   });
   assert.equal(stopped.status, 200, JSON.stringify(stopped.body));
-  await waitUntil('exited note', async () =>
-    jsonLines(await output(), 'system').some((n) => n.event === 'exited'),
-  );
+  await waitUntil('exited note', async () => (await stream('system')).some((n) => n.event === 'exited'));
   assert.deepEqual(readdirSync(path.join(agent!.dir, 'sessions')), []);
-  const turnErrors = jsonLines(await output(), 'system').filter((n) => n.event === 'turn_error');
+  const turnErrors = (await stream('system')).filter((n) => n.event === 'turn_error');
   assert.deepEqual(turnErrors, [], 'no turn ended in error');
 });
