@@ -18,51 +18,26 @@
 //   400 {error, received, stored: 0, rejected}   no row valid (a bad envelope: {error} naming the field)
 // `stored` counts rows that changed the figures now, `duplicates` valid rows that changed nothing
 // (stored before), `accepted` lists the indexes of every valid row.
+//
+// /usage is parsed by the app's JSON body parser and answered here. /messages and /batch read their
+// body as a stream (api/routes/upload-stream.ts, mounted before the JSON parser) and store rows in
+// chunks while the body arrives; they share this module's upload key check and answers (RowList).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type Request, type Response, Router } from 'express';
-import { z } from 'zod';
 import {
   BadRequestError,
   ForbiddenError,
   ServiceUnavailableError,
   UnauthorizedError,
 } from '../../domain/errors.ts';
-import {
-  isCalendarDate,
-  judgeRows,
-  type MessageDefaults,
-  type RowError,
-  readMessage,
-  readUsage,
-} from '../../domain/usage/ingest-rows.ts';
-import { type IngestOutcome, ingestService } from '../../services/usage/ingest.ts';
+import { judgeRows, type RowError, type RowResult, readUsage } from '../../domain/usage/ingest-rows.ts';
+import { CHUNK_ROWS, type IngestOutcome, ingestService } from '../../services/usage/ingest.ts';
 import type { AppDeps } from '../deps.ts';
-import { parseInput } from '../middleware/validate.ts';
-
-const calendarDate = z.string().refine(isCalendarDate, 'must be a date YYYY-MM-DD');
-const rows = z.array(z.unknown(), 'must be a list of rows').min(1, 'must not be empty');
-
-const messagesBody = z.object({
-  date: calendarDate,
-  tool_name: z.string().min(1, 'is required').max(100),
-  host_name: z.string().min(1).max(255).optional(),
-  messages: rows,
-});
-
-const batchBody = z
-  .object({
-    messages: z.array(z.unknown(), 'must be a list of rows').optional(),
-    usage: z.array(z.unknown(), 'must be a list of rows').optional(),
-  })
-  .refine(
-    (b) => (b.messages?.length ?? 0) + (b.usage?.length ?? 0) > 0,
-    'messages or usage rows are required',
-  );
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /** The upload key check: 503 unset, 401 missing, 403 wrong; constant time in the key's content. */
-function checkUploadAuth(req: Request, key: string | undefined) {
+export function checkUploadAuth(req: Request, key: string | undefined) {
   if (!key)
     throw new ServiceUnavailableError(
       'Uploads are disabled: the server has no upload key (set SVC_UPLOAD_AUTH_KEY)',
@@ -72,78 +47,95 @@ function checkUploadAuth(req: Request, key: string | undefined) {
   if (!timingSafeEqual(digest(sent), digest(key))) throw new ForbiddenError('Invalid upload key');
 }
 
+/**
+ * One list of rows of a request, taken in as it arrives: `add` holds a row, `flush` judges held rows
+ * (indexes count from the list's first row) and stores the valid ones, at most CHUNK_ROWS per call,
+ * so a call is one transaction. `body()` is the list's answer.
+ */
+export class RowList<T> {
+  /** Rows judged so far (and stored, when valid): the first `received` rows of the list are done. */
+  received = 0;
+  stored = 0;
+  duplicates = 0;
+  readonly accepted: number[] = [];
+  readonly rejected: RowError[] = [];
+  private pending: unknown[] = [];
+
+  constructor(
+    private readonly judge: (value: unknown) => RowResult<T>,
+    private readonly write: (rows: T[]) => Promise<IngestOutcome>,
+  ) {}
+
+  add(value: unknown) {
+    this.pending.push(value);
+  }
+
+  /** Rows held, not yet judged. */
+  get held() {
+    return this.pending.length;
+  }
+
+  /** Judges and stores up to CHUNK_ROWS held rows. */
+  async flush() {
+    const values = this.pending.length > CHUNK_ROWS ? this.pending.splice(0, CHUNK_ROWS) : this.pending;
+    if (values === this.pending) this.pending = [];
+    const { valid, rejected } = judgeRows(values, this.judge);
+    if (valid.length) {
+      const outcome = await this.write(valid.map((v) => v.row));
+      this.stored += outcome.inserted;
+      this.duplicates += outcome.duplicates;
+    }
+    for (const v of valid) this.accepted.push(this.received + v.index);
+    for (const r of rejected) this.rejected.push({ ...r, index: this.received + r.index });
+    this.received += values.length;
+  }
+
+  /** Flushes until no row is held. */
+  async flushAll() {
+    while (this.pending.length) await this.flush();
+  }
+
+  get valid() {
+    return this.accepted.length;
+  }
+
+  /** How far the list got: the first `received` rows are done (see the README on partial uploads). */
+  progress() {
+    return { received: this.received, stored: this.stored, duplicates: this.duplicates };
+  }
+
+  body() {
+    const figures = { received: this.received, stored: this.stored, duplicates: this.duplicates };
+    if (this.rejected.length === 0) return { success: true, ...figures, rejected: this.rejected };
+    return { success: false, ...figures, accepted: this.accepted, rejected: this.rejected };
+  }
+}
+
+/** 200 every row valid, 400 none (nothing was written), 207 otherwise. */
+export function answer(
+  res: Response,
+  lists: ReadonlyArray<{ received: number; valid: number; rejected: readonly RowError[] }>,
+  body: Record<string, unknown>,
+) {
+  const received = lists.reduce((a, l) => a + l.received, 0);
+  const valid = lists.reduce((a, l) => a + l.valid, 0);
+  if (valid === 0) {
+    const rejected = lists.reduce((a, l) => a + l.rejected.length, 0);
+    throw new BadRequestError(`No valid rows: ${rejected} of ${received} rejected`, { ...body, stored: 0 });
+  }
+  res.status(valid === received ? 200 : 207).json(body);
+}
+
 export function uploadRouter(deps: AppDeps): Router {
   const r = Router();
   const ingest = ingestService(deps);
 
-  /** Judges the rows, stores the valid ones; the answer of one list. */
-  async function store<T>(
-    values: readonly unknown[],
-    judge: (v: unknown) => { ok: true; row: T } | { ok: false; error: Omit<RowError, 'index'> },
-    write: (rows: T[]) => Promise<IngestOutcome>,
-  ) {
-    const { valid, rejected } = judgeRows(values, judge);
-    const received = values.length;
-    const outcome = valid.length ? await write(valid.map((v) => v.row)) : { inserted: 0, duplicates: 0 };
-    const figures = { received, stored: outcome.inserted, duplicates: outcome.duplicates };
-    if (rejected.length === 0) return { valid: valid.length, body: { success: true, ...figures, rejected } };
-    return {
-      valid: valid.length,
-      body: { success: false, ...figures, accepted: valid.map((v) => v.index), rejected },
-    };
-  }
-
-  const storeMessages = (values: readonly unknown[], defaults: MessageDefaults) =>
-    store(
-      values,
-      (v) => readMessage(v, defaults),
-      (rows) => ingest.ingestMessages(rows),
-    );
-  const storeUsage = (values: readonly unknown[]) =>
-    store(values, readUsage, (rows) => ingest.ingestUsage(rows));
-
-  /** 200 every row valid, 400 none (nothing was written), 207 otherwise. */
-  function answer(
-    res: Response,
-    parts: Array<{ valid: number; body: { success: boolean; received: number; rejected: RowError[] } }>,
-    body: Record<string, unknown>,
-  ) {
-    const received = parts.reduce((a, p) => a + p.body.received, 0);
-    const valid = parts.reduce((a, p) => a + p.valid, 0);
-    if (valid === 0) {
-      const rejected = parts.reduce((a, p) => a + p.body.rejected.length, 0);
-      throw new BadRequestError(`No valid rows: ${rejected} of ${received} rejected`, { ...body, stored: 0 });
-    }
-    res.status(valid === received ? 200 : 207).json(body);
-  }
-
   r.post('/api/upload/usage', async (req, res) => {
     checkUploadAuth(req, deps.settings.SVC_UPLOAD_AUTH_KEY);
-    const out = await storeUsage([req.body ?? {}]);
-    answer(res, [out], out.body);
-  });
-
-  r.post('/api/upload/messages', async (req, res) => {
-    checkUploadAuth(req, deps.settings.SVC_UPLOAD_AUTH_KEY);
-    const body = parseInput(messagesBody, req.body);
-    const out = await storeMessages(body.messages, {
-      date: body.date,
-      toolName: body.tool_name,
-      hostName: body.host_name,
-    });
-    answer(res, [out], out.body);
-  });
-
-  r.post('/api/upload/batch', async (req, res) => {
-    checkUploadAuth(req, deps.settings.SVC_UPLOAD_AUTH_KEY);
-    const body = parseInput(batchBody, req.body);
-    const messages = await storeMessages(body.messages ?? [], {});
-    const usage = await storeUsage(body.usage ?? []);
-    answer(res, [messages, usage], {
-      success: messages.body.success && usage.body.success,
-      messages: messages.body,
-      usage: usage.body,
-    });
+    const list = new RowList(readUsage, (rows) => ingest.ingestUsage(rows));
+    list.add(req.body ?? {});
+    await list.flushAll();
+    answer(res, [list], list.body());
   });
 
   return r;

@@ -1,7 +1,8 @@
 // The SQL of message ingestion (spec document 2, "Messages and agent sessions", "Statistics"): the
-// insert into daily_messages that reports which rows were new, the sender lookup, and one UPSERT per
-// aggregate key of daily_stats, hourly_stats, usage_summary, user_daily_stats, the agent_sessions
-// totals and tenants.total_tokens_used. daily_usage, tenant_usage and quota_usage are written by the
+// insert into daily_messages that reports which rows were new, the sender lookup, multi-row UPSERTs
+// of daily_stats and hourly_stats (the two with about one key per few messages), and one UPSERT per
+// aggregate key of usage_summary, user_daily_stats, the agent_sessions totals and
+// tenants.total_tokens_used. daily_usage, tenant_usage and quota_usage are written by the
 // shared accounting's repository (db/repositories/quota-usage.ts), called by the service on the same
 // transaction. Raw SQL with `?` placeholders, the same text on SQLite and PostgreSQL.
 import type {
@@ -53,6 +54,23 @@ const MESSAGE_PLACEHOLDERS = `(${MESSAGE_COLUMNS.map(() => '?').join(', ')})`;
 function slices<T>(list: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+/**
+ * Slices for multi-row UPSERTs: UPSERT_ROWS rows each, then the rest in powers of two, so a statement
+ * has one of a few row counts and stays prepared (the clients cache statements by their text).
+ */
+const UPSERT_ROWS = 256;
+function upsertSlices<T>(list: readonly T[]): T[][] {
+  const out: T[][] = [];
+  let i = 0;
+  for (; i + UPSERT_ROWS <= list.length; i += UPSERT_ROWS) out.push(list.slice(i, i + UPSERT_ROWS));
+  for (let size = UPSERT_ROWS / 2; size >= 1; size /= 2)
+    if (i + size <= list.length) {
+      out.push(list.slice(i, i + size));
+      i += size;
+    }
   return out;
 }
 
@@ -151,32 +169,54 @@ export function ingestRepository(db: RawSql) {
       return out;
     },
 
-    async addDailyStats(d: DailyStatsDelta): Promise<void> {
-      await db.query(
-        `INSERT INTO daily_stats (date, tool_name, host_name, sender_name, total_tokens, total_input_tokens,
-                                  total_output_tokens, message_count)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (date, tool_name, host_name, sender_name) DO UPDATE SET
-           total_tokens = daily_stats.total_tokens + excluded.total_tokens,
-           total_input_tokens = daily_stats.total_input_tokens + excluded.total_input_tokens,
-           total_output_tokens = daily_stats.total_output_tokens + excluded.total_output_tokens,
-           message_count = daily_stats.message_count + excluded.message_count`,
-        [d.date, d.toolName, d.hostName, d.senderName, d.tokens, d.inputTokens, d.outputTokens, d.messages],
-      );
+    /** Adds to daily_stats: one multi-row UPSERT per slice of keys (keys are unique in `rows`). */
+    async addDailyStats(rows: readonly DailyStatsDelta[]): Promise<void> {
+      for (const part of upsertSlices(rows))
+        await db.query(
+          `INSERT INTO daily_stats (date, tool_name, host_name, sender_name, total_tokens, total_input_tokens,
+                                    total_output_tokens, message_count)
+           VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+           ON CONFLICT (date, tool_name, host_name, sender_name) DO UPDATE SET
+             total_tokens = daily_stats.total_tokens + excluded.total_tokens,
+             total_input_tokens = daily_stats.total_input_tokens + excluded.total_input_tokens,
+             total_output_tokens = daily_stats.total_output_tokens + excluded.total_output_tokens,
+             message_count = daily_stats.message_count + excluded.message_count`,
+          part.flatMap((d) => [
+            d.date,
+            d.toolName,
+            d.hostName,
+            d.senderName,
+            d.tokens,
+            d.inputTokens,
+            d.outputTokens,
+            d.messages,
+          ]),
+        );
     },
 
-    async addHourlyStats(d: HourlyStatsDelta): Promise<void> {
-      await db.query(
-        `INSERT INTO hourly_stats (date, hour, tool_name, host_name, total_tokens, total_input_tokens,
-                                   total_output_tokens, message_count)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (date, hour, tool_name, host_name) DO UPDATE SET
-           total_tokens = hourly_stats.total_tokens + excluded.total_tokens,
-           total_input_tokens = hourly_stats.total_input_tokens + excluded.total_input_tokens,
-           total_output_tokens = hourly_stats.total_output_tokens + excluded.total_output_tokens,
-           message_count = hourly_stats.message_count + excluded.message_count`,
-        [d.date, d.hour, d.toolName, d.hostName, d.tokens, d.inputTokens, d.outputTokens, d.messages],
-      );
+    /** Adds to hourly_stats: one multi-row UPSERT per slice of keys (keys are unique in `rows`). */
+    async addHourlyStats(rows: readonly HourlyStatsDelta[]): Promise<void> {
+      for (const part of upsertSlices(rows))
+        await db.query(
+          `INSERT INTO hourly_stats (date, hour, tool_name, host_name, total_tokens, total_input_tokens,
+                                     total_output_tokens, message_count)
+           VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+           ON CONFLICT (date, hour, tool_name, host_name) DO UPDATE SET
+             total_tokens = hourly_stats.total_tokens + excluded.total_tokens,
+             total_input_tokens = hourly_stats.total_input_tokens + excluded.total_input_tokens,
+             total_output_tokens = hourly_stats.total_output_tokens + excluded.total_output_tokens,
+             message_count = hourly_stats.message_count + excluded.message_count`,
+          part.flatMap((d) => [
+            d.date,
+            d.hour,
+            d.toolName,
+            d.hostName,
+            d.tokens,
+            d.inputTokens,
+            d.outputTokens,
+            d.messages,
+          ]),
+        );
     },
 
     /**
