@@ -24,8 +24,10 @@
 // - PostgreSQL (a round trip per statement, several API instances): a group is a set of single,
 //   atomic statements run in parallel on the pool (user and tenant halves in one statement, rows
 //   locked in one fixed order); no transaction holds the hot rows' locks across round trips.
-// Reporting tables (daily_usage, session totals) guard nothing, so their increments are merged in
-// memory and written every FLUSH_INTERVAL_MS (flush() forces it).
+// Reporting tables (daily_usage, session totals, tenants.total_tokens_used) guard nothing, so their
+// increments are merged in memory and written every FLUSH_INTERVAL_MS (flush() forces it). The
+// message rows of proxied calls (services/usage/remote-messages.ts) are written after this flush and
+// add none of these figures again.
 //
 // Failure: a reservation that cannot be made throws QuotaCheckError and the caller refuses the call
 // (fail closed). A settle that fails is retried in the background; until it succeeds its reservation
@@ -41,6 +43,8 @@ import {
   type TenantPeriods,
   type UserPeriods,
 } from '../db/repositories/quota-usage.ts';
+import { ingestRepository } from '../db/repositories/usage/ingest.ts';
+import { rawScopeCondition } from '../db/tenant-scope-sql.ts';
 import {
   dayKey,
   exceededDimensions,
@@ -53,6 +57,7 @@ import {
   type QuotaLimits,
   tenantQuotaLimits,
 } from '../domain/quota.ts';
+import type { ReadScope } from '../domain/tenant-scope.ts';
 import type { Usage } from '../domain/usage/usage.ts';
 
 export interface QuotaSubject {
@@ -142,6 +147,8 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
   const ensured = new Set<string>();
   const dailyUsage = new Map<string, DailyUsageDelta>();
   const sessionTotals = new Map<string, SessionTotalsDelta>();
+  /** tenants.total_tokens_used increments per tenant. */
+  const tenantTokens = new Map<number, number>();
   let reportTimer: NodeJS.Timeout | undefined;
   let reporting: Promise<void> | undefined;
 
@@ -510,6 +517,8 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
       if (usage?.estimated) d.estimatedTokens += tokens;
       d.requests += requests;
       if (usage?.model && !d.models.includes(usage.model)) d.models.push(usage.model);
+      if (tokens !== 0)
+        tenantTokens.set(subject.tenantId, (tenantTokens.get(subject.tenantId) ?? 0) + tokens);
     }
     if (ctx.sessionId) {
       let s = sessionTotals.get(ctx.sessionId);
@@ -529,21 +538,25 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
   async function flush(): Promise<void> {
     if (pendingSettles.size > 0 || nextGroup) await group(true);
     while (reporting) await reporting;
-    if (dailyUsage.size === 0 && sessionTotals.size === 0) return;
+    if (dailyUsage.size === 0 && sessionTotals.size === 0 && tenantTokens.size === 0) return;
     const daily = [...dailyUsage.values()];
     const sessions = [...sessionTotals.values()];
+    const tenants = [...tenantTokens.entries()].sort(([a], [b]) => a - b);
     dailyUsage.clear();
     sessionTotals.clear();
+    tenantTokens.clear();
     const at = deps.now();
     const write = async (db: RawSql) => {
       for (const d of daily) await repo.addDailyUsage(d, db);
       for (const s of sessions) await repo.addSessionTotals(s, at, db);
+      const totals = ingestRepository(db);
+      for (const [tenantId, tokens] of tenants) await totals.addTenantTokens({ tenantId, tokens });
     };
     reporting = (
       inTransaction ? deps.database.transaction(({ sql }) => write(sql)) : write(deps.database.sql)
     ).catch((error) =>
       deps.logger?.error(
-        { err: errorSummary(error), rows: daily.length + sessions.length },
+        { err: errorSummary(error), rows: daily.length + sessions.length + tenants.length },
         'quota: usage report rows could not be written',
       ),
     );
@@ -632,10 +645,61 @@ export function quotaService(deps: { database: DatabaseHandle; now: () => Date; 
     },
 
     flush,
+
+    /**
+     * Read-only: every live user's and tenant's use against their limits inside a read scope, for the
+     * day and month of `at` (GET /api/quota/status/all, /api/admin/quota/usage, the enforcement tick).
+     * `exceeded` is judged like checkQuota's (room for one more request). Throws QuotaCheckError.
+     */
+    async statusOfAll(scope: ReadScope, at: Date = deps.now()): Promise<AllQuotaStatus> {
+      try {
+        if (pendingSettles.size > 0 || nextGroup) await group(true);
+        const p = periodsOf(at);
+        const users = rawScopeCondition(scope, 'u.tenant_id');
+        const tenants = rawScopeCondition(scope, 't.id');
+        if (users === false || tenants === false)
+          return { day: p.day, month: p.month, users: [], tenants: [] };
+        const [u, t] = await Promise.all([repo.readAllUsers(p, users), repo.readAllTenants(p, tenants)]);
+        return {
+          day: p.day,
+          month: p.month,
+          users: u.map((r) => ({ ...r, exceeded: exceededDimensions('user', r.limits, r.daily, r.monthly) })),
+          tenants: t.map(({ quota, ...r }) => {
+            const limits = tenantQuotaLimits(quota);
+            return { ...r, limits, exceeded: exceededDimensions('tenant', limits, r.daily, r.monthly) };
+          }),
+        };
+      } catch (error) {
+        throw new QuotaCheckError(`quota check failed: ${errorSummary(error)}`);
+      }
+    },
   };
 }
 
 export type QuotaService = ReturnType<typeof quotaService>;
+
+/** Every user's and tenant's quota standing in a scope (statusOfAll). */
+export interface AllQuotaStatus {
+  day: string;
+  month: string;
+  users: Array<{
+    userId: number;
+    username: string;
+    tenantId: number | null;
+    limits: QuotaLimits;
+    daily: PeriodUsage;
+    monthly: PeriodUsage;
+    exceeded: QuotaExceeded[];
+  }>;
+  tenants: Array<{
+    tenantId: number;
+    name: string;
+    limits: QuotaLimits;
+    daily: PeriodUsage;
+    monthly: PeriodUsage;
+    exceeded: QuotaExceeded[];
+  }>;
+}
 
 const services = new WeakMap<DatabaseHandle, QuotaService>();
 

@@ -17,6 +17,7 @@ export interface ProxyCallContext {
   /** Null when the session row does not exist. */
   sessionStatus: string | null;
   toolName: string | null;
+  /** Where usage is recorded: the session's machine's name, else the session's host_name. */
   hostName: string | null;
   /** Null when the user row does not exist. */
   userActive: boolean | null;
@@ -32,12 +33,14 @@ export interface ProxyCallContext {
 
 const CALL_CONTEXT = `
 SELECT pt.session_id, pt.user_id, COALESCE(pt.tenant_id, s.tenant_id) AS tenant_id, pt.provider, pt.expires_at,
-       pt.revoked_at, s.status AS session_status, s.tool_name, s.host_name,
+       pt.revoked_at, s.status AS session_status, s.tool_name,
+       COALESCE(m.machine_name, s.host_name) AS host_name,
        u.id AS user_row, u.is_active AS user_active, u.deleted_at AS user_deleted_at, u.username,
        tn.name AS tenant_name, tn.status AS tenant_status, tn.deleted_at AS tenant_deleted_at,
        k.id AS key_id, k.encrypted_key, k.base_url, k.created_by_system_admin
 FROM proxy_tokens pt
 LEFT JOIN agent_sessions s ON s.session_id = pt.session_id
+LEFT JOIN remote_machines m ON m.machine_id = s.remote_machine_id
 LEFT JOIN users u ON u.id = pt.user_id
 LEFT JOIN tenants tn ON tn.id = COALESCE(pt.tenant_id, s.tenant_id)
 LEFT JOIN api_key_store k ON k.id = (

@@ -55,6 +55,32 @@ export interface SessionTotalsDelta {
   requests: number;
 }
 
+/** A user's limits (actual tokens) and counters of one day and month (readAllUsers). */
+export interface AllUsersRow {
+  userId: number;
+  username: string;
+  tenantId: number | null;
+  limits: QuotaLimits;
+  daily: PeriodUsage;
+  monthly: PeriodUsage;
+}
+
+/** A tenant's quota row (undefined: spec defaults) and the sums of its day and month (readAllTenants). */
+export interface AllTenantsRow {
+  tenantId: number;
+  name: string;
+  quota:
+    | {
+        dailyTokenLimit: number;
+        monthlyTokenLimit: number;
+        dailyRequestLimit: number;
+        monthlyRequestLimit: number;
+      }
+    | undefined;
+  daily: PeriodUsage;
+  monthly: PeriodUsage;
+}
+
 type Amount = { tokens: number; requests: number };
 type Statement = [text: string, params: unknown[]];
 
@@ -501,6 +527,103 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
           [m, m, m, d.tenantId, d.date, d.toolName, d.hostName],
         );
       }
+    },
+
+    /**
+     * Every live user inside the tenant condition (`tenantCondition` over `u.tenant_id`, from
+     * db/tenant-scope-sql.ts; undefined = all) with their limits and the counters of the day and month.
+     * One statement: the two quota_usage rows are joined, not read per user.
+     */
+    async readAllUsers(
+      p: UserPeriods,
+      tenantCondition?: { sql: string; params: unknown[] },
+      db: RawSql = q,
+    ): Promise<Array<AllUsersRow>> {
+      const rows = await db.query<Record<string, unknown>>(
+        `SELECT u.id, u.username, u.tenant_id, u.daily_token_quota, u.monthly_token_quota,
+                u.daily_request_quota, u.monthly_request_quota,
+                d.tokens_used AS d_tokens, d.requests_used AS d_requests,
+                d.tokens_reserved AS d_tokens_reserved, d.requests_reserved AS d_requests_reserved,
+                m.tokens_used AS m_tokens, m.requests_used AS m_requests,
+                m.tokens_reserved AS m_tokens_reserved, m.requests_reserved AS m_requests_reserved
+         FROM users u
+         LEFT JOIN quota_usage d ON d.user_id = u.id AND d.period = 'daily' AND d.date = ?
+         LEFT JOIN quota_usage m ON m.user_id = u.id AND m.period = 'monthly' AND m.date = ?
+         WHERE u.deleted_at IS NULL${tenantCondition ? ` AND ${tenantCondition.sql}` : ''}
+         ORDER BY u.id`,
+        [p.day, p.month, ...(tenantCondition?.params ?? [])],
+      );
+      const tokens = (v: unknown) => (v == null ? null : Number(v) * TOKENS_PER_USER_QUOTA_UNIT);
+      const usage = (r: Record<string, unknown>, x: 'd' | 'm'): PeriodUsage => ({
+        tokensUsed: num(r[`${x}_tokens`]),
+        requestsUsed: num(r[`${x}_requests`]),
+        tokensReserved: num(r[`${x}_tokens_reserved`]),
+        requestsReserved: num(r[`${x}_requests_reserved`]),
+      });
+      return rows.map((r) => ({
+        userId: Number(r.id),
+        username: String(r.username),
+        tenantId: numOrNull(r.tenant_id),
+        limits: {
+          dailyTokens: tokens(r.daily_token_quota),
+          monthlyTokens: tokens(r.monthly_token_quota),
+          dailyRequests: numOrNull(r.daily_request_quota),
+          monthlyRequests: numOrNull(r.monthly_request_quota),
+        },
+        daily: usage(r, 'd'),
+        monthly: usage(r, 'm'),
+      }));
+    },
+
+    /**
+     * Every live tenant inside the tenant condition (over `t.id`), its tenant_quotas row (undefined when
+     * it has none: the spec defaults apply) and the sums of its tenant_usage rows of the day and month.
+     */
+    async readAllTenants(
+      p: TenantPeriods,
+      tenantCondition?: { sql: string; params: unknown[] },
+      db: RawSql = q,
+    ): Promise<Array<AllTenantsRow>> {
+      const rows = await db.query<Record<string, unknown>>(
+        `SELECT t.id, t.name, tq.daily_token_limit, tq.monthly_token_limit, tq.daily_request_limit,
+                tq.monthly_request_limit, tq.tenant_id AS has_quota,
+                SUM(CASE WHEN tu.date = ? THEN tu.tokens_used ELSE 0 END) AS d_tokens,
+                SUM(CASE WHEN tu.date = ? THEN tu.requests_made ELSE 0 END) AS d_requests,
+                SUM(CASE WHEN tu.date = ? THEN tu.tokens_reserved ELSE 0 END) AS d_tokens_reserved,
+                SUM(CASE WHEN tu.date = ? THEN tu.requests_reserved ELSE 0 END) AS d_requests_reserved,
+                SUM(COALESCE(tu.tokens_used, 0)) AS m_tokens, SUM(COALESCE(tu.requests_made, 0)) AS m_requests,
+                SUM(COALESCE(tu.tokens_reserved, 0)) AS m_tokens_reserved,
+                SUM(COALESCE(tu.requests_reserved, 0)) AS m_requests_reserved
+         FROM tenants t
+         LEFT JOIN tenant_quotas tq ON tq.tenant_id = t.id
+         LEFT JOIN tenant_usage tu ON tu.tenant_id = t.id AND tu.date >= ? AND tu.date < ?
+         WHERE t.deleted_at IS NULL${tenantCondition ? ` AND ${tenantCondition.sql}` : ''}
+         GROUP BY t.id, t.name, tq.tenant_id, tq.daily_token_limit, tq.monthly_token_limit,
+                  tq.daily_request_limit, tq.monthly_request_limit
+         ORDER BY t.id`,
+        [p.day, p.day, p.day, p.day, p.monthStart, p.nextMonthStart, ...(tenantCondition?.params ?? [])],
+      );
+      const usage = (r: Record<string, unknown>, x: 'd' | 'm'): PeriodUsage => ({
+        tokensUsed: num(r[`${x}_tokens`]),
+        requestsUsed: num(r[`${x}_requests`]),
+        tokensReserved: num(r[`${x}_tokens_reserved`]),
+        requestsReserved: num(r[`${x}_requests_reserved`]),
+      });
+      return rows.map((r) => ({
+        tenantId: Number(r.id),
+        name: String(r.name),
+        quota:
+          r.has_quota == null
+            ? undefined
+            : {
+                dailyTokenLimit: num(r.daily_token_limit),
+                monthlyTokenLimit: num(r.monthly_token_limit),
+                dailyRequestLimit: num(r.daily_request_limit),
+                monthlyRequestLimit: num(r.monthly_request_limit),
+              },
+        daily: usage(r, 'd'),
+        monthly: usage(r, 'm'),
+      }));
     },
 
     async addSessionTotals(d: SessionTotalsDelta, at: Date, db: RawSql = q): Promise<void> {

@@ -1,9 +1,21 @@
 // The only SQL for `tenants`, `tenant_settings`, `tenant_quotas` and reads of `tenant_usage`, plus the
 // tenant hard delete, which removes what the tenant owned in other tables in the same transaction.
+//
+// tenants.user_count is the number of the tenant's users that are not soft-deleted; deactivated users
+// count (they keep their seat: max_users counts them too, and they can be reactivated). It is kept by
+// recountTenantUsers, which every user write of db/repositories/users.ts (create, tenant move, soft
+// delete) runs in its own transaction: one UPDATE ... SET user_count = (SELECT COUNT(*) ...) of the
+// affected tenants. A recount is exact and repairs any earlier drift; an increment would not. On
+// PostgreSQL the tenant rows are locked first (FOR NO KEY UPDATE, in id order), so the UPDATE's
+// snapshot is taken after every concurrent user write of the same tenant committed: the last writer
+// counts all. (Not FOR UPDATE: a user insert holds FOR KEY SHARE on its tenant row through the foreign
+// key, and two of those waiting for FOR UPDATE would deadlock.)
+// tenants.total_tokens_used is added to by the usage paths (services/usage/ingest.ts for uploads and
+// usage reports, services/quota.ts's report flush for proxy settles and agent usage reports).
 import { and, asc, count, eq, gte, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm';
 import { isSystemAdmin } from '../../domain/access.ts';
 import { DEFAULT_TENANT_QUOTAS, DEFAULT_TENANT_SETTINGS } from '../../domain/tenants.ts';
-import type { DatabaseHandle } from '../client.ts';
+import type { DatabaseHandle, RawSql } from '../client.ts';
 
 export interface TenantInsert {
   name: string;
@@ -50,6 +62,24 @@ export interface HardDeleteSummary {
   registrationTokens: number;
   usersWithoutTenant: number;
   usersLoggedOut: number;
+}
+
+/** Sets tenants.user_count of the given tenants from their users (see the header); call inside the user write's transaction. */
+export async function recountTenantUsers(
+  sql: RawSql,
+  tenantIds: ReadonlyArray<number | null>,
+): Promise<void> {
+  const ids = [...new Set(tenantIds.filter((id): id is number => id !== null))].sort((a, b) => a - b);
+  if (ids.length === 0) return;
+  const list = ids.map(() => '?').join(', ');
+  if (sql.dialect === 'postgres')
+    await sql.query(`SELECT id FROM tenants WHERE id IN (${list}) ORDER BY id FOR NO KEY UPDATE`, ids);
+  await sql.query(
+    `UPDATE tenants SET user_count = (
+       SELECT COUNT(*) FROM users u WHERE u.tenant_id = tenants.id AND u.deleted_at IS NULL)
+     WHERE id IN (${list})`,
+    ids,
+  );
 }
 
 export type TenantRow = NonNullable<Awaited<ReturnType<ReturnType<typeof tenantsRepository>['findById']>>>;

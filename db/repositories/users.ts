@@ -1,7 +1,11 @@
+// The only SQL for `users`. Every write that changes which tenant a live user counts in (create, a
+// tenant move, soft delete) recounts tenants.user_count of the tenants concerned in the same
+// transaction (recountTenantUsers, db/repositories/tenants.ts, says what is counted and why a recount).
 import { and, asc, count, eq, isNull } from 'drizzle-orm';
 import type { ReadScope } from '../../domain/tenant-scope.ts';
 import type { DatabaseHandle } from '../client.ts';
 import { scopeCondition } from '../tenant-scope-sql.ts';
+import { recountTenantUsers } from './tenants.ts';
 
 export type UserRow = Awaited<ReturnType<ReturnType<typeof usersRepository>['findById']>> & {};
 
@@ -23,8 +27,12 @@ export interface UserQuota {
   monthlyRequestQuota?: number | null;
 }
 
-export function usersRepository({ db, t }: DatabaseHandle) {
+export function usersRepository(database: DatabaseHandle) {
+  const { db, t } = database;
   const u = t.users;
+  /** The user's tenant (soft-deleted users included), read inside a transaction. */
+  const tenantOf = async (tx: typeof db, id: number) =>
+    (await tx.select({ tenantId: u.tenantId, deletedAt: u.deletedAt }).from(u).where(eq(u.id, id)))[0];
   return {
     async countActive(): Promise<number> {
       const [row] = await db.select({ n: count() }).from(u).where(isNull(u.deletedAt));
@@ -93,14 +101,28 @@ export function usersRepository({ db, t }: DatabaseHandle) {
       return Number(row?.n ?? 0);
     },
     async create(values: typeof t.users.$inferInsert) {
-      const [row] = await db.insert(u).values(values).returning();
-      return row!;
+      return database.transaction(async (tx) => {
+        const [row] = await tx.db.insert(u).values(values).returning();
+        await recountTenantUsers(tx.sql, [row!.tenantId]);
+        return row!;
+      });
     },
     async update(id: number, patch: UserPatch, at: Date): Promise<void> {
-      await db
-        .update(u)
-        .set({ ...patch, updatedAt: at })
-        .where(and(eq(u.id, id), isNull(u.deletedAt)));
+      const write = (tx: typeof db) =>
+        tx
+          .update(u)
+          .set({ ...patch, updatedAt: at })
+          .where(and(eq(u.id, id), isNull(u.deletedAt)));
+      if (patch.tenantId === undefined) {
+        await write(db);
+        return;
+      }
+      await database.transaction(async (tx) => {
+        const before = await tenantOf(tx.db, id);
+        await write(tx.db);
+        if (before && before.deletedAt === null)
+          await recountTenantUsers(tx.sql, [before.tenantId, patch.tenantId!]);
+      });
     },
     async setPassword(
       id: number,
@@ -117,7 +139,11 @@ export function usersRepository({ db, t }: DatabaseHandle) {
         .where(and(eq(u.id, id), isNull(u.deletedAt)));
     },
     async softDelete(id: number, at: Date): Promise<void> {
-      await db.update(u).set({ deletedAt: at, isActive: false, updatedAt: at }).where(eq(u.id, id));
+      await database.transaction(async (tx) => {
+        const before = await tenantOf(tx.db, id);
+        await tx.db.update(u).set({ deletedAt: at, isActive: false, updatedAt: at }).where(eq(u.id, id));
+        await recountTenantUsers(tx.sql, [before?.tenantId ?? null]);
+      });
     },
     async touchLogin(id: number, at: Date): Promise<void> {
       await db.update(u).set({ lastLoginAt: at }).where(eq(u.id, id));

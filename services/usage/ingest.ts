@@ -19,6 +19,14 @@
 // tenant_usage and tenants.total_tokens_used, so uploading the same report again changes nothing.
 // A chunk is all or nothing. A failing chunk stops the request (500); the chunks before it stay
 // committed, and uploading the same rows again is safe (they are skipped as duplicates).
+//
+// Remote work (services/usage/remote-messages.ts) comes through the same path with two options:
+//   - a row may carry its `owner` (user and tenant), known from the remote session: no sender lookup;
+//   - `accounting: 'already-settled'`: the tokens and requests were counted live by the quota service
+//     (services/quota.ts settle / recordUsage), which writes daily_usage, tenant_usage, quota_usage,
+//     the agent_sessions token and request totals and tenants.total_tokens_used. Such rows add only
+//     what is derived from messages: daily_messages, daily_stats, hourly_stats, usage_summary,
+//     user_daily_stats and agent_sessions.message_count. Nothing is counted twice.
 import type { DatabaseHandle, RawSql } from '../../db/client.ts';
 import { quotaUsageRepository } from '../../db/repositories/quota-usage.ts';
 import { ingestRepository, type SenderOwner } from '../../db/repositories/usage/ingest.ts';
@@ -35,6 +43,18 @@ import { type MessageRow, messageKey, modelsOf, type UsageRow } from '../../doma
 /** Valid rows per transaction. */
 export const CHUNK_ROWS = 2_000;
 
+/** A message to store; `owner` when the caller knows its user and tenant (else resolved from the sender). */
+export type IngestMessage = MessageRow & { owner?: { userId: number; tenantId: number } };
+
+export interface IngestOptions {
+  /**
+   * 'count' (default): the rows' tokens and requests are new usage and are added everywhere.
+   * 'already-settled': the quota service already counted them (see the header); only the
+   * message-derived tables are written.
+   */
+  accounting?: 'count' | 'already-settled';
+}
+
 export interface IngestOutcome {
   /** Rows newly stored (usage reports: stored and changing a figure). */
   inserted: number;
@@ -43,10 +63,11 @@ export interface IngestOutcome {
 }
 
 export function ingestService(deps: { database: DatabaseHandle; now: () => Date }) {
-  async function resolveOwners(repo: ReturnType<typeof ingestRepository>, rows: readonly MessageRow[]) {
+  async function resolveOwners(repo: ReturnType<typeof ingestRepository>, rows: readonly IngestMessage[]) {
     const accounts = new Set<string>();
     const names = new Set<string>();
     for (const m of rows) {
+      if (m.owner !== undefined) continue;
       if (m.senderId !== null) accounts.add(m.senderId);
       if (m.senderName !== null) {
         accounts.add(m.senderName);
@@ -57,12 +78,13 @@ export function ingestService(deps: { database: DatabaseHandle; now: () => Date 
       accounts.size ? repo.ownersOfToolAccounts([...accounts]) : new Map<string, SenderOwner>(),
       names.size ? repo.usersByName([...names]) : new Map<string, SenderOwner>(),
     ]);
-    return (m: MessageRow): SenderOwner | undefined =>
+    return (m: IngestMessage): SenderOwner | undefined =>
+      m.owner ??
       (m.senderId !== null ? byAccount.get(m.senderId) : undefined) ??
       (m.senderName !== null ? (byAccount.get(m.senderName) ?? byName.get(m.senderName)) : undefined);
   }
 
-  async function ingestChunk(sql: RawSql, rows: readonly MessageRow[]): Promise<number> {
+  async function ingestChunk(sql: RawSql, rows: readonly IngestMessage[], settled: boolean): Promise<number> {
     const repo = ingestRepository(sql);
     const quota = quotaUsageRepository({ ...deps.database, sql });
     const ownerOf = await resolveOwners(repo, rows);
@@ -88,8 +110,17 @@ export function ingestService(deps: { database: DatabaseHandle; now: () => Date 
 
     const agg = aggregateMessages(inserted);
     const at = deps.now();
-    for (const d of agg.dailyStats) await repo.addDailyStats(d);
-    for (const d of agg.hourlyStats) await repo.addHourlyStats(d);
+    await repo.addDailyStats(agg.dailyStats);
+    await repo.addHourlyStats(agg.hourlyStats);
+    if (settled) {
+      // The quota service counted the tokens and requests (daily_usage first, so usage_summary's
+      // days_count sees the day): only the message-derived rows and the sessions' message counts.
+      for (const d of agg.usageSummary) await repo.addUsageSummary(d);
+      for (const d of agg.userDays) await repo.addUserDailyStats(d);
+      for (const d of agg.sessions)
+        await repo.addSessionTotals({ ...d, tokens: 0, inputTokens: 0, outputTokens: 0, requests: 0 }, at);
+      return inserted.length;
+    }
     for (const d of agg.dailyUsage)
       await quota.addDailyUsage(
         {
@@ -204,12 +235,16 @@ export function ingestService(deps: { database: DatabaseHandle; now: () => Date 
       return { inserted, duplicates: rows.length - inserted };
     },
 
-    /** Stores valid message rows in chunks of CHUNK_ROWS, one transaction each. */
-    async ingestMessages(rows: readonly MessageRow[]): Promise<IngestOutcome> {
+    /** Stores valid message rows in chunks of CHUNK_ROWS, one transaction each (see IngestOptions). */
+    async ingestMessages(
+      rows: readonly IngestMessage[],
+      options: IngestOptions = {},
+    ): Promise<IngestOutcome> {
+      const settled = options.accounting === 'already-settled';
       let inserted = 0;
       for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
         const chunk = rows.slice(i, i + CHUNK_ROWS);
-        inserted += await deps.database.transaction(({ sql }) => ingestChunk(sql, chunk));
+        inserted += await deps.database.transaction(({ sql }) => ingestChunk(sql, chunk, settled));
       }
       return { inserted, duplicates: rows.length - inserted };
     },

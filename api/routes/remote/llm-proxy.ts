@@ -12,8 +12,10 @@
 // tenant's active stored key for the token's provider in ONE query, reserve quota (one conditional
 // UPDATE for the user's rows, one for the tenant's), decrypt the key (memoised for seconds) and
 // stream the call through forwardToProvider. When the response is over the reservation is settled
-// with the tokens read from it. On PostgreSQL the reservation runs in parallel with the context read
-// (the signed claims already name user and tenant) and is released if the call is refused.
+// with the tokens read from it, and a call the provider answered (2xx) is queued as one assistant row
+// of daily_messages (services/usage/remote-messages.ts; written off this path, counted nowhere twice).
+// On PostgreSQL the reservation runs in parallel with the context read (the signed claims already
+// name user and tenant) and is released if the call is refused.
 //
 // The path below the prefix is decoded and normalised once (domain/proxy/request-path.ts) and must be
 // on the provider's endpoint allow-list (domain/proxy/endpoints.ts); EVERY forwarded call reserves one
@@ -62,6 +64,7 @@ import {
 } from '../../../services/proxy-tokens.ts';
 import { type QuotaSubject, quotaServiceFor, type Reservation } from '../../../services/quota.ts';
 import { storedKeyCipher } from '../../../services/stored-keys.ts';
+import { remoteMessagesFor } from '../../../services/usage/remote-messages.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { type ForwardResult, forwardToProvider } from '../../llm-proxy/forward.ts';
@@ -151,6 +154,7 @@ export function mountLlmProxy(app: Express, deps: AppDeps): void {
 export function llmProxyHandler(deps: AppDeps, app?: Express) {
   const tokens = proxyTokenService(deps);
   const quota = quotaServiceFor(deps);
+  const messages = remoteMessagesFor(deps);
   const cipher = storedKeyCipher(deps.settings);
   // Keys a tenant admin wrote connect through the egress guard (a system admin's keys never do).
   const egress = egressGuardFor(deps.settings);
@@ -431,15 +435,26 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
         // caller left before the end. Anything else gives the reservation back.
         const counted = result.status >= 200 && result.status < 300;
         if (reservation !== undefined) {
-          void quota.settle(
-            reservation,
-            { counted, usage: result.usage },
-            {
-              sessionId: call.sessionId,
-              toolName: call.toolName ?? 'remote',
-              hostName: call.hostName ?? 'localhost',
-            },
-          );
+          const where = {
+            sessionId: call.sessionId,
+            toolName: call.toolName ?? 'remote',
+            hostName: call.hostName ?? 'localhost',
+          };
+          void quota.settle(reservation, { counted, usage: result.usage }, where);
+          // The call's assistant row in daily_messages: queued in memory, written off this path.
+          if (counted)
+            messages.recordProxiedCall({
+              ...where,
+              userId: call.userId,
+              tenantId: reservation.subject.tenantId,
+              username: call.username,
+              requestId: String(req.id),
+              day: reservation.periods.day,
+              at: deps.now(),
+              usage: result.usage,
+              provider,
+              endpoint: allowed.pattern,
+            });
         }
         const unreadable = counted && metering.kind === 'tokens' && result.usage === null;
         const estimated = result.usage?.estimated === true;

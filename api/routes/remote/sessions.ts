@@ -23,6 +23,7 @@ import {
 import { acceptsCommands, transition } from '../../../domain/remote-session-state.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
 import { remoteOutput } from '../../../services/remote-output.ts';
+import { remoteMessagesFor } from '../../../services/usage/remote-messages.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
@@ -70,6 +71,7 @@ export function sessionsRouter(deps: AppDeps): Router {
   const commands = remoteCommands(deps);
   const output = remoteOutput(deps.database);
   const control = remoteSessionControl(deps.temporal);
+  const messages = remoteMessagesFor(deps);
 
   const audit = (
     req: Request,
@@ -187,7 +189,21 @@ export function sessionsRouter(deps: AppDeps): Router {
       commandType: 'session.input',
       payload: { content },
     });
-    await sessions.countMessage(session.sessionId, now);
+    // The prompt's user row in daily_messages; it also counts the session's message_count.
+    const machine = session.remoteMachineId ? await machines.find(session.remoteMachineId) : undefined;
+    await messages.recordPrompt({
+      commandId,
+      sessionId: session.sessionId,
+      userId: session.userId ?? req.auth.user.id,
+      tenantId: session.tenantId,
+      toolName: session.toolName,
+      hostName: machine?.machineName ?? session.hostName,
+      projectPath: session.projectPath,
+      username: req.auth.user.username,
+      content,
+      model: session.model,
+      at: now,
+    });
     await sessions.insertMessage({
       sessionId: session.sessionId,
       tenantId: session.tenantId,
