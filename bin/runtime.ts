@@ -12,6 +12,7 @@ import type { Settings } from '../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../db/client.ts';
 import { checkCompatibility, upgrade } from '../migrations/runner.ts';
 import { ensureMaintenanceSchedules } from '../services/maintenance-schedules.ts';
+import { ensureQuotaEnforcementSchedule } from '../services/quota-enforcement.ts';
 import { type RunningWorker, startWorker } from './worker-runtime.ts';
 
 export class StartupError extends Error {}
@@ -122,6 +123,16 @@ export async function runWorker(
   }).catch(async (err) => {
     await worker.stop();
     throw new StartupError(`Cannot create the maintenance schedules: ${(err as Error).message}`);
+  });
+  await ensureQuotaEnforcementSchedule({
+    address,
+    namespace: settings.TEMPORAL_NAMESPACE,
+    taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    multiTenant: settings.quota.multi_tenant,
+    intervalSeconds: settings.quota.enforcement_interval_seconds,
+  }).catch(async (err) => {
+    await worker.stop();
+    throw new StartupError(`Cannot create the quota enforcement schedule: ${(err as Error).message}`);
   });
   return worker;
 }

@@ -16,25 +16,42 @@ export async function ensureMaintenanceSchedules(opts: {
   try {
     const client = new Client({ connection, namespace: opts.namespace });
     const scheduleId = sessionStatsScheduleId(opts.taskQueue);
-    const spec = { intervals: [{ every: `${opts.sessionStatsEveryMinutes}m` }] };
-    const action = {
-      type: 'startWorkflow' as const,
+    await upsertIntervalSchedule(client, {
+      scheduleId,
+      every: `${opts.sessionStatsEveryMinutes}m`,
       workflowType: 'refreshSessionStatsWorkflow',
       taskQueue: opts.taskQueue,
-      workflowId: `${scheduleId}-run`,
-    };
-    try {
-      await client.schedule.create({
-        scheduleId,
-        spec,
-        action,
-        policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-      });
-    } catch (err) {
-      if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-      await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action }));
-    }
+    });
   } finally {
     await connection.close();
+  }
+}
+
+/**
+ * The mechanism every periodic schedule shares: create it (overlap SKIP: a run still going is not
+ * stacked), or, when it exists, correct only its interval and action (its paused state and notes,
+ * set in the Temporal UI, are kept).
+ */
+export async function upsertIntervalSchedule(
+  client: Client,
+  s: { scheduleId: string; every: string; workflowType: string; taskQueue: string },
+): Promise<void> {
+  const spec = { intervals: [{ every: s.every }] };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: s.workflowType,
+    taskQueue: s.taskQueue,
+    workflowId: `${s.scheduleId}-run`,
+  };
+  try {
+    await client.schedule.create({
+      scheduleId: s.scheduleId,
+      spec,
+      action,
+      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+    });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await client.schedule.getHandle(s.scheduleId).update((prev) => ({ ...prev, spec, action }));
   }
 }

@@ -1,5 +1,6 @@
 // Stops every live remote session matching a criterion, for the operations that take a user's right to
-// a machine away: revoking an assignment, unregistering a machine, hard-deleting a tenant.
+// a machine away: revoking an assignment, unregistering a machine, hard-deleting a tenant; and for
+// quota enforcement (services/quota-enforcement.ts: users over quota).
 //
 // Protocol, per session:
 //   1. the stop goes through the session's workflow (its stop update: the row becomes `stopped`, the
@@ -20,7 +21,7 @@ import { type RemoteSessionRow, remoteSessionsRepository } from '../db/repositor
 import { proxyTokenService } from './proxy-tokens.ts';
 import type { KeySettings } from './secrets.ts';
 
-export type TeardownReason = 'assignment_revoked' | 'machine_removed' | 'tenant_deleted';
+export type TeardownReason = 'assignment_revoked' | 'machine_removed' | 'tenant_deleted' | 'quota_exceeded';
 
 export interface SessionMatch {
   machineId?: string;

@@ -1,0 +1,122 @@
+// Quota enforcement (spec document 2, rule 6; issue 10 item 7): when multi-tenant mode is on
+// (settings `quota.multi_tenant`, env SVC_QUOTA__MULTI_TENANT), a Temporal Schedule starts
+// quotaEnforcementWorkflow every `quota.enforcement_interval_seconds` (default 60, the spec's value).
+// The schedule lives in Temporal, so it survives worker restarts and is visible and pausable in the
+// Temporal UI; every worker start ensures it (creates it, or corrects only its interval) with the
+// mechanism of services/maintenance-schedules.ts, and removes it when the switch is off.
+//
+// One tick (`enforceOnce`), idempotent:
+//   1. reads every user's and tenant's use against their limits from the one accounting
+//      (services/quota.ts statusOfAll, global scope);
+//   2. raises quota alerts (services/quota-alerts.ts): each threshold once per period;
+//   3. stops the live remote sessions of every user over quota, and of every tenant over quota, through
+//      their session workflows (services/remote-session-teardown.ts, reason `quota_exceeded`; one audit
+//      record per stopped session);
+//   4. calls pauseAutonomousWorkflowsOverQuota for the users over quota.
+// A second tick with the same figures raises no alert and finds no live session to stop.
+import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { DatabaseHandle } from '../db/client.ts';
+import { isOverQuota } from '../domain/quota-alerts.ts';
+import { upsertIntervalSchedule } from './maintenance-schedules.ts';
+import { quotaServiceFor } from './quota.ts';
+import { quotaAlertsService } from './quota-alerts.ts';
+import {
+  remoteSessionTeardown,
+  type SessionStopper,
+  type StoppedSession,
+  type TeardownAuditEntry,
+} from './remote-session-teardown.ts';
+import type { KeySettings } from './secrets.ts';
+
+export const quotaEnforcementScheduleId = (taskQueue: string) => `svc-quota-enforcement-${taskQueue}`;
+
+export interface QuotaEnforcementSummary {
+  day: string;
+  alertsRaised: number;
+  usersOverQuota: number[];
+  tenantsOverQuota: number[];
+  sessionsStopped: string[];
+}
+
+/**
+ * Pauses the autonomous workflows of users over quota (spec: "application quota exceeded -> paused,
+ * auto-resumed by the scheduler when quota is restored").
+ * TODO(issue 13): autonomous workflows do not exist yet; signal each running workflow of these users to
+ * pause here once they do. Until then this is a documented no-op.
+ */
+export async function pauseAutonomousWorkflowsOverQuota(userIds: readonly number[]): Promise<number> {
+  void userIds;
+  return 0;
+}
+
+export function quotaEnforcement(deps: {
+  database: DatabaseHandle;
+  settings: KeySettings;
+  now: () => Date;
+  logger: Pick<Logger, 'warn'>;
+  stopper: SessionStopper;
+  audit: (entry: TeardownAuditEntry) => Promise<void>;
+}) {
+  const quota = quotaServiceFor({ database: deps.database, now: deps.now });
+  const alerts = quotaAlertsService(deps);
+  const teardown = remoteSessionTeardown(deps);
+
+  return {
+    async enforceOnce(): Promise<QuotaEnforcementSummary> {
+      const status = await quota.statusOfAll({ kind: 'all' });
+      const raised = await alerts.raiseFor(status);
+      const users = status.users.filter(isOverQuota).map((u) => u.userId);
+      const tenants = status.tenants.filter(isOverQuota).map((t) => t.tenantId);
+      const stopped: StoppedSession[] = [];
+      for (const userId of users)
+        stopped.push(...(await teardown.stopMatching({ userId }, 'quota_exceeded')));
+      for (const tenantId of tenants)
+        stopped.push(...(await teardown.stopMatching({ tenantId }, 'quota_exceeded')));
+      await pauseAutonomousWorkflowsOverQuota(users);
+      return {
+        day: status.day,
+        alertsRaised: raised.length,
+        usersOverQuota: users,
+        tenantsOverQuota: tenants,
+        sessionsStopped: stopped.map((s) => s.sessionId),
+      };
+    },
+  };
+}
+
+/**
+ * Called by every worker at start: with multi-tenant mode on, creates the schedule (or corrects its
+ * interval); with it off, removes a schedule left from an earlier start.
+ */
+export async function ensureQuotaEnforcementSchedule(opts: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  multiTenant: boolean;
+  intervalSeconds: number;
+}): Promise<'ensured' | 'removed' | 'absent'> {
+  const connection = await Connection.connect({ address: opts.address });
+  try {
+    const client = new Client({ connection, namespace: opts.namespace });
+    const scheduleId = quotaEnforcementScheduleId(opts.taskQueue);
+    if (opts.multiTenant) {
+      await upsertIntervalSchedule(client, {
+        scheduleId,
+        every: `${opts.intervalSeconds}s`,
+        workflowType: 'quotaEnforcementWorkflow',
+        taskQueue: opts.taskQueue,
+      });
+      return 'ensured';
+    }
+    try {
+      await client.schedule.getHandle(scheduleId).delete();
+      return 'removed';
+    } catch (err) {
+      if (err instanceof ScheduleNotFoundError) return 'absent';
+      throw err;
+    }
+  } finally {
+    await connection.close();
+  }
+}
