@@ -97,7 +97,7 @@ const CSV_COLUMNS = [
 ] as const;
 
 /** RFC 4180 quoting; cells a spreadsheet would run as a formula get a leading apostrophe. */
-function csvCell(v: unknown): string {
+export function csvCell(v: unknown): string {
   let s = v == null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
