@@ -4,6 +4,9 @@ import type { DatabaseHandle } from '../db/client.ts';
 import { createMaintenanceActivities } from './maintenance.ts';
 import { createProbeActivities } from './probe.ts';
 import { createRemoteSessionActivities } from './remote-session.ts';
+import { createCollectActivities } from './usage/collect.ts';
+import { createQuotaEnforcementActivities } from './usage/quota-enforcement.ts';
+import { createSummaryRefreshActivities } from './usage/summary-refresh.ts';
 
 export interface ActivityDeps {
   database: DatabaseHandle;
@@ -16,5 +19,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createProbeActivities(),
     ...createRemoteSessionActivities(deps),
     ...createMaintenanceActivities(deps),
+    ...createCollectActivities(deps),
+    ...createQuotaEnforcementActivities(deps),
+    ...createSummaryRefreshActivities(deps),
   };
 }

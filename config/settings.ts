@@ -10,6 +10,7 @@
 //   the environment as `SVC_<SECTION>__<KEY>` in upper case (`SVC_CHATPLAT_A__APP_KEY`,
 //   `SVC_EGRESS__ALLOW_HOSTS`). Lists take a comma-separated string in the environment.
 import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
@@ -121,6 +122,38 @@ const sectionSchemas = {
     .object({
       /** A machine is offline after this many seconds without a heartbeat or poll (spec: 180). */
       offline_after_seconds: int(10, 86_400).default(180),
+    })
+    .strict(),
+  /** Server-side transcript collection (POST /api/fetch/data; services/collectors/). */
+  collectors: z
+    .object({
+      /** Claude Code transcript folders (`<dir>/<project>/<session>.jsonl`). */
+      claude_code_dirs: list.default(() => [path.join(os.homedir(), '.claude', 'projects')]),
+      /** Codex CLI transcript folders (`<dir>/YYYY/MM/DD/rollout-*.jsonl`). */
+      codex_dirs: list.default(() => [path.join(os.homedir(), '.codex', 'sessions')]),
+      /** host_name of the collected messages. */
+      host_name: z
+        .string()
+        .min(1)
+        .max(255)
+        .default(() => os.hostname()),
+      /** sender_name of the collected messages: the OS account, resolved through user_tool_accounts. */
+      sender_name: z
+        .string()
+        .min(1)
+        .max(255)
+        .default(() => os.userInfo().username),
+      /** A file's unfinished tail (a response still streaming) is stored once the file is this old. */
+      settle_seconds: int(0, 86_400).default(300),
+    })
+    .strict(),
+  /** Quota enforcement (spec document 2, rule 6; services/quota-enforcement.ts). */
+  quota: z
+    .object({
+      /** Multi-tenant mode: turns the quota enforcement schedule on (SVC_QUOTA__MULTI_TENANT). */
+      multi_tenant: bool.default(false),
+      /** Seconds between two enforcement ticks (spec: every 60 s). */
+      enforcement_interval_seconds: int(1, 86_400).default(60),
     })
     .strict(),
 } as const;

@@ -12,6 +12,7 @@ import remoteMachineKey from './versions/0010_remote_machine_key.ts';
 import usageEstimatedTokens from './versions/0011_usage_estimated_tokens.ts';
 import usageUploads from './versions/0012_usage_uploads.ts';
 import usageReadModel from './versions/0013_usage_read_model.ts';
+import usageReadIndexes from './versions/0014_usage_read_indexes.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -26,6 +27,7 @@ export const MIGRATIONS: Migration[] = [
   usageEstimatedTokens,
   usageUploads,
   usageReadModel,
+  usageReadIndexes,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -2,3 +2,6 @@
 export * from './maintenance.ts';
 export * from './probe.ts';
 export * from './remote-session.ts';
+export * from './usage/collect.ts';
+export * from './usage/quota-enforcement.ts';
+export * from './usage/summary-refresh.ts';

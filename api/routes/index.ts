@@ -1,7 +1,11 @@
 // Every router of the API, mounted in one place so a route's handler is one step from its path.
 import type { Express } from 'express';
 import type { AppDeps } from '../deps.ts';
+import { adminQuotaRouter } from './admin-quota.ts';
 import { adminUsersRouter } from './admin-users.ts';
+import { analysisRouter } from './analytics/analysis.ts';
+import { analyticsRouter } from './analytics/analytics.ts';
+import { forecastRouter } from './analytics/forecast.ts';
 import { apiKeysRouter } from './api-keys.ts';
 import { auditLogsRouter } from './audit-logs.ts';
 import { authRouter } from './auth.ts';
@@ -14,10 +18,18 @@ import { usageReportRouter } from './remote/usage-report.ts';
 import { securitySettingsRouter } from './security-settings.ts';
 import { tenantsRouter } from './tenants.ts';
 import { uploadRouter } from './upload.ts';
+import { uploadStreamRouter } from './upload-stream.ts';
+import { fetchRouter } from './usage/fetch.ts';
+import { messagesRouter } from './usage/messages.ts';
+import { myUsageRouter } from './usage/my-usage.ts';
+import { requestStatsRouter } from './usage/request-stats.ts';
+import { summaryRefreshRouter } from './usage/summary-refresh.ts';
+import { usageRouter } from './usage/usage.ts';
 
-/** Routes that read the raw request stream (the model proxy); mounted before the JSON body parser. */
+/** Routes that read the raw request stream (the model proxy, streamed uploads); before the JSON parser. */
 export function mountStreamingRoutes(app: Express, deps: AppDeps) {
   mountLlmProxy(app, deps);
+  app.use(uploadStreamRouter(deps));
 }
 
 export function mountRoutes(app: Express, deps: AppDeps) {
@@ -29,8 +41,18 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use('/api/security-settings', securitySettingsRouter(deps));
   app.use(auditLogsRouter(deps));
   app.use(quotaRouter(deps));
+  app.use(adminQuotaRouter(deps));
+  app.use(summaryRefreshRouter(deps));
   app.use(apiKeyVaultRouter(deps));
   app.use(usageReportRouter(deps));
   app.use(uploadRouter(deps));
+  app.use(fetchRouter(deps));
+  app.use(analysisRouter(deps));
+  app.use(analyticsRouter(deps));
+  app.use(forecastRouter(deps));
+  app.use(usageRouter(deps));
+  app.use(messagesRouter(deps));
+  app.use(requestStatsRouter(deps));
+  app.use(myUsageRouter(deps));
   mountRemoteRoutes(app, deps);
 }

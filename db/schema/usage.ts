@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, real, uniqueIndex } from 'drizzle-orm/pg-core';
 import { bool, counter, createdAt, day, id, int, str, ts, txt, updatedAt } from './columns.ts';
 import { tenants, users } from './identity.ts';
@@ -38,6 +39,15 @@ export const dailyMessages = pgTable(
     index('daily_messages_session').on(t.agentSessionId),
     index('daily_messages_tenant_date').on(t.tenantId, t.date),
     index('daily_messages_user_date').on(t.userId, t.date),
+    // Added by 0014_usage_read_indexes: request counts (rule 3) read from partial indexes over the
+    // assistant messages alone; conversations by conversation_id.
+    index('daily_messages_requests_tenant')
+      .on(t.tenantId, t.toolName, t.hostName, t.date)
+      .where(sql`role = 'assistant'`),
+    index('daily_messages_requests_date')
+      .on(t.date, t.tenantId, t.toolName, t.hostName)
+      .where(sql`role = 'assistant'`),
+    index('daily_messages_conversation').on(t.conversationId).where(sql`conversation_id IS NOT NULL`),
   ],
 );
 

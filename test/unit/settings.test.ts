@@ -118,3 +118,62 @@ test('no layer imports settings from bin/ (the settings module is at the bottom)
   });
   assert.equal(r.status, 1, `files importing bin/settings: ${r.stdout}`);
 });
+
+test('collectors section: home-folder defaults, env lists, host and sender overrides', () => {
+  const d = dir();
+  const s = loadSettings({ SVC_DATA_DIR: d });
+  assert.deepEqual(s.collectors.claude_code_dirs, [path.join(os.homedir(), '.claude', 'projects')]);
+  assert.deepEqual(s.collectors.codex_dirs, [path.join(os.homedir(), '.codex', 'sessions')]);
+  assert.equal(s.collectors.host_name, os.hostname());
+  assert.equal(s.collectors.sender_name, os.userInfo().username);
+  assert.equal(s.collectors.settle_seconds, 300);
+  const o = loadSettings({
+    SVC_DATA_DIR: d,
+    SVC_COLLECTORS__CLAUDE_CODE_DIRS: '/a/claude, /b/claude',
+    SVC_COLLECTORS__CODEX_DIRS: '/c/codex',
+    SVC_COLLECTORS__HOST_NAME: 'build-01',
+    SVC_COLLECTORS__SENDER_NAME: 'ci',
+    SVC_COLLECTORS__SETTLE_SECONDS: '0',
+  });
+  assert.deepEqual(o.collectors.claude_code_dirs, ['/a/claude', '/b/claude']);
+  assert.deepEqual(o.collectors.codex_dirs, ['/c/codex']);
+  assert.equal(o.collectors.host_name, 'build-01');
+  assert.equal(o.collectors.sender_name, 'ci');
+  assert.equal(o.collectors.settle_seconds, 0);
+  assert.equal(o.sources['collectors.codex_dirs'], 'env');
+  assert.throws(
+    () => loadSettings({ SVC_DATA_DIR: d, SVC_COLLECTORS__SETTLE_SECONDS: '-1' }),
+    (e: Error) => e instanceof SettingsError && /collectors\.settle_seconds/.test(e.message),
+  );
+});
+
+test('quota section: multi-tenant switch off and 60 s interval by default; env and file override', () => {
+  const d = dir();
+  const s = loadSettings({ SVC_DATA_DIR: d });
+  assert.equal(s.quota.multi_tenant, false);
+  assert.equal(s.quota.enforcement_interval_seconds, 60);
+  assert.equal(s.sources['quota.multi_tenant'], 'default');
+
+  const e = loadSettings({
+    SVC_DATA_DIR: d,
+    SVC_QUOTA__MULTI_TENANT: 'true',
+    SVC_QUOTA__ENFORCEMENT_INTERVAL_SECONDS: '2',
+  });
+  assert.equal(e.quota.multi_tenant, true);
+  assert.equal(e.quota.enforcement_interval_seconds, 2);
+  assert.equal(e.sources['quota.multi_tenant'], 'env');
+
+  const f = dir();
+  writeFileSync(
+    path.join(f, 'config.yaml'),
+    'quota:\n  multi_tenant: on\n  enforcement_interval_seconds: 30\n',
+  );
+  const fromFile = loadSettings({ SVC_DATA_DIR: f });
+  assert.equal(fromFile.quota.multi_tenant, true);
+  assert.equal(fromFile.quota.enforcement_interval_seconds, 30);
+
+  assert.throws(
+    () => loadSettings({ SVC_DATA_DIR: d, SVC_QUOTA__ENFORCEMENT_INTERVAL_SECONDS: '0' }),
+    (err: Error) => err instanceof SettingsError && /quota\.enforcement_interval_seconds/.test(err.message),
+  );
+});

@@ -1,0 +1,126 @@
+// The "Usage" table of spec document 2: token and request figures by tool, day and host, read from
+// daily_usage (tokens: every source, including the model proxy and usage reports) and daily_messages
+// (requests, rule 3: assistant messages), inside the caller's tenant scope (rule 5). Permission:
+// view_dashboard. Response bodies the spec leaves open are documented in README "Reading usage".
+//
+//   GET /api/summary?host                       {total_tokens, total_input_tokens, total_output_tokens,
+//                                               total_requests, tools: [{tool_name, tokens, requests}]}
+//   GET /api/today?host&tool                    {date, totals..., tools: [...]}
+//   GET /api/date/:date_str?host&tool           the same for one day
+//   GET /api/tool/:tool_name/:days?host         {tool_name, days, start, end, totals..., daily: [...]}
+//   GET /api/range?start&end&tool&host          {start, end, totals..., tools: [...], daily: [...]}
+//   GET /api/tools, /api/hosts                  {tools: [names]}, {hosts: [names]}
+//   GET /api/trend?start&end&host               {start, end, trend: [{date, tokens, ..., requests}]}
+// POST /api/summary/refresh lives elsewhere (the recompute).
+import { type Request, Router } from 'express';
+import { z } from 'zod';
+import { requestReadRepository } from '../../../db/repositories/usage/read-requests.ts';
+import { type UsageFilter, usageReadRepository } from '../../../db/repositories/usage/read-usage.ts';
+import type { ReadScope } from '../../../domain/tenant-scope.ts';
+import { lastDays, MAX_RANGE_DAYS, resolveRange } from '../../../domain/usage/read-dates.ts';
+import { byDay, byTool } from '../../../domain/usage/read-figures.ts';
+import type { AppDeps } from '../../deps.ts';
+import { authenticate, requirePermission } from '../../middleware/auth.ts';
+import { parseInput } from '../../middleware/validate.ts';
+import { calendarDate, hostFilter, name, rangeQuery, readContext, toolFilter } from './query.ts';
+
+const hostQuery = z.object(hostFilter);
+const hostToolQuery = z.object({ ...hostFilter, ...toolFilter });
+const rangeToolQuery = z.object({ ...rangeQuery, ...hostFilter, ...toolFilter });
+const trendQuery = z.object({ ...rangeQuery, ...hostFilter });
+const dateParams = z.object({ date_str: calendarDate });
+const toolDaysParams = z.object({
+  tool_name: name(100),
+  // A positive integer; more than a range may hold is cut to MAX_RANGE_DAYS.
+  days: z
+    .string()
+    .refine((v) => /^[0-9]{1,9}$/.test(v) && Number(v) >= 1, 'must be a positive integer')
+    .transform((v) => Math.min(Number(v), MAX_RANGE_DAYS)),
+});
+
+export function usageRouter(deps: AppDeps): Router {
+  const r = Router();
+  const usage = usageReadRepository(deps.database.sql);
+  const requests = requestReadRepository(deps.database.sql);
+  const guard = [authenticate(deps), requirePermission('view_dashboard')];
+
+  /** Per-tool figures and totals of a filter. */
+  async function toolFigures(scope: ReadScope, f: UsageFilter) {
+    const [tokens, counts] = await Promise.all([usage.tokensByTool(scope, f), requests.byTool(scope, f)]);
+    return byTool(tokens, counts);
+  }
+
+  /** One entry per day of [start, end]. */
+  async function dayFigures(scope: ReadScope, f: UsageFilter & { start: string; end: string }) {
+    const [tokens, counts] = await Promise.all([usage.tokensByDay(scope, f), requests.byDay(scope, f)]);
+    return byDay(f.start, f.end, tokens, counts);
+  }
+
+  async function oneDay(req: Request, date: string, q: { host?: string; tool?: string }) {
+    const { scope } = readContext(deps, req);
+    const { totals, tools } = await toolFigures(scope, {
+      start: date,
+      end: date,
+      host: q.host,
+      tool: q.tool,
+    });
+    return { date, ...totals, tools };
+  }
+
+  r.get('/api/summary', ...guard, async (req, res) => {
+    const q = parseInput(hostQuery, req.query);
+    const { totals, tools } = await toolFigures(readContext(deps, req).scope, { host: q.host });
+    res.json({
+      total_tokens: totals.total_tokens,
+      total_input_tokens: totals.total_input_tokens,
+      total_output_tokens: totals.total_output_tokens,
+      total_requests: totals.total_requests,
+      tools: tools.map((t) => ({ tool_name: t.tool_name, tokens: t.tokens, requests: t.requests })),
+    });
+  });
+
+  r.get('/api/today', ...guard, async (req, res) => {
+    const q = parseInput(hostToolQuery, req.query);
+    res.json(await oneDay(req, readContext(deps, req).today, q));
+  });
+
+  r.get('/api/date/:date_str', ...guard, async (req, res) => {
+    const { date_str } = parseInput(dateParams, req.params);
+    const q = parseInput(hostToolQuery, req.query);
+    res.json(await oneDay(req, date_str, q));
+  });
+
+  r.get('/api/tool/:tool_name/:days', ...guard, async (req, res) => {
+    const p = parseInput(toolDaysParams, req.params);
+    const q = parseInput(hostQuery, req.query);
+    const { scope, today } = readContext(deps, req);
+    const f = { ...lastDays(today, p.days), tool: p.tool_name, host: q.host };
+    const [{ totals }, daily] = await Promise.all([toolFigures(scope, f), dayFigures(scope, f)]);
+    res.json({ tool_name: p.tool_name, days: p.days, start: f.start, end: f.end, ...totals, daily });
+  });
+
+  r.get('/api/range', ...guard, async (req, res) => {
+    const q = parseInput(rangeToolQuery, req.query);
+    const { scope, today } = readContext(deps, req);
+    const f = { ...resolveRange(q, today, 7), tool: q.tool, host: q.host };
+    const [{ totals, tools }, daily] = await Promise.all([toolFigures(scope, f), dayFigures(scope, f)]);
+    res.json({ start: f.start, end: f.end, ...totals, tools, daily });
+  });
+
+  r.get('/api/tools', ...guard, async (req, res) => {
+    res.json({ tools: await usage.names(readContext(deps, req).scope, 'tool_name') });
+  });
+
+  r.get('/api/hosts', ...guard, async (req, res) => {
+    res.json({ hosts: await usage.names(readContext(deps, req).scope, 'host_name') });
+  });
+
+  r.get('/api/trend', ...guard, async (req, res) => {
+    const q = parseInput(trendQuery, req.query);
+    const { scope, today } = readContext(deps, req);
+    const f = { ...resolveRange(q, today, 30), host: q.host };
+    res.json({ start: f.start, end: f.end, trend: await dayFigures(scope, f) });
+  });
+
+  return r;
+}
