@@ -2,7 +2,9 @@
 // kept once by its UNIQUE dedupe_key) and the matching row in `alerts` (the user-facing alert list),
 // written only when the quota_alerts row was new. Tenant-scoped listing and acknowledgement.
 // Raw SQL with `?` placeholders, the same text on SQLite and PostgreSQL.
+
 import type { DatabaseHandle, RawSql } from '../client.ts';
+import { type AlertSeverity, insertAlert } from './alerts.ts';
 
 export interface QuotaAlertInsert {
   userId: number | null;
@@ -18,7 +20,7 @@ export interface QuotaAlertInsert {
   periodKey: string;
   dedupeKey: string;
   /** The `alerts` row raised with it. */
-  alert: { alertId: string; severity: string; title: string; message: string };
+  alert: { alertId: string; severity: AlertSeverity; title: string; message: string };
   at: Date;
 }
 
@@ -123,21 +125,16 @@ export function quotaAlertsRepository(database: DatabaseHandle) {
         );
         const id = rows[0]?.id;
         if (id === undefined) return undefined;
-        await sql.query(
-          `INSERT INTO alerts (alert_id, alert_type, severity, title, message, user_id, tenant_id, read, created_at)
-           VALUES (?, 'quota', ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (alert_id) DO NOTHING`,
-          [
-            a.alert.alertId,
-            a.alert.severity,
-            a.alert.title,
-            a.alert.message,
-            a.userId,
-            a.tenantId,
-            false,
-            a.at,
-          ],
-        );
+        await insertAlert(sql, {
+          alertId: a.alert.alertId,
+          alertType: 'quota',
+          severity: a.alert.severity,
+          title: a.alert.title,
+          message: a.alert.message,
+          userId: a.userId,
+          tenantId: a.tenantId,
+          at: a.at,
+        });
         return Number(id);
       });
     },

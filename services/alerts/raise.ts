@@ -1,0 +1,21 @@
+// Raising an alert (spec document 2, "Alerts"): the one call every producer uses (content filter,
+// security events, anomaly detection; quota alerts write theirs in their own transaction through the
+// same repository function). Delivery (SSE, socket.io, robot webhooks) reads new rows of `alerts`,
+// so an alert raised on any API instance or worker reaches every subscriber.
+import { randomUUID } from 'node:crypto';
+import type { DatabaseHandle } from '../../db/client.ts';
+import { type AlertInsert, insertAlert } from '../../db/repositories/alerts.ts';
+
+export type RaiseAlertInput = Omit<AlertInsert, 'alertId' | 'at'> & { alertId?: string; at?: Date };
+
+/**
+ * Stores the alert; returns its row id, or undefined when an alert with the same `alertId` was
+ * raised before (pass a stable id to raise something at most once).
+ */
+export function raiseAlert(database: Pick<DatabaseHandle, 'sql'>, input: RaiseAlertInput) {
+  return insertAlert(database.sql, {
+    ...input,
+    alertId: input.alertId ?? randomUUID(),
+    at: input.at ?? new Date(),
+  });
+}
