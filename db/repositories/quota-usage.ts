@@ -65,18 +65,19 @@ export interface AllUsersRow {
   monthly: PeriodUsage;
 }
 
+/** The limits of a tenant_quotas row (actual tokens and requests). */
+export interface TenantQuotaRow {
+  dailyTokenLimit: number;
+  monthlyTokenLimit: number;
+  dailyRequestLimit: number;
+  monthlyRequestLimit: number;
+}
+
 /** A tenant's quota row (undefined: spec defaults) and the sums of its day and month (readAllTenants). */
 export interface AllTenantsRow {
   tenantId: number;
   name: string;
-  quota:
-    | {
-        dailyTokenLimit: number;
-        monthlyTokenLimit: number;
-        dailyRequestLimit: number;
-        monthlyRequestLimit: number;
-      }
-    | undefined;
+  quota: TenantQuotaRow | undefined;
   daily: PeriodUsage;
   monthly: PeriodUsage;
 }
@@ -447,18 +448,7 @@ export function quotaUsageRepository({ sql, dialect }: DatabaseHandle) {
       tenantId: number,
       p: TenantPeriods,
       db: RawSql = q,
-    ): Promise<{
-      quota:
-        | {
-            dailyTokenLimit: number;
-            monthlyTokenLimit: number;
-            dailyRequestLimit: number;
-            monthlyRequestLimit: number;
-          }
-        | undefined;
-      daily: PeriodUsage;
-      monthly: PeriodUsage;
-    }> {
+    ): Promise<{ quota: TenantQuotaRow | undefined; daily: PeriodUsage; monthly: PeriodUsage }> {
       const [quotas, rows] = await Promise.all([
         db.query<Record<string, unknown>>(
           `SELECT daily_token_limit, monthly_token_limit, daily_request_limit, monthly_request_limit

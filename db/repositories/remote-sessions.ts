@@ -33,12 +33,6 @@ export function remoteSessionsRepository({ db, t }: DatabaseHandle) {
         .set(values)
         .where(and(eq(s.sessionId, sessionId), remote));
     },
-    async countMessage(sessionId: string, at: Date): Promise<void> {
-      await db
-        .update(s)
-        .set({ messageCount: sql`${s.messageCount} + 1`, updatedAt: at })
-        .where(and(eq(s.sessionId, sessionId), remote));
-    },
     async insertMessage(values: typeof t.sessionMessages.$inferInsert): Promise<void> {
       await db.insert(t.sessionMessages).values(values);
     },

@@ -76,6 +76,37 @@ function upsertSlices<T>(list: readonly T[]): T[][] {
 
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
+/**
+ * The UPSERT shared by daily_stats and hourly_stats: the same four counters added under a table's
+ * unique key, one multi-row statement per slice (fixed slice sizes, so the statements stay prepared).
+ */
+async function addStatsCounters<
+  T extends { tokens: number; inputTokens: number; outputTokens: number; messages: number },
+>(
+  db: RawSql,
+  table: 'daily_stats' | 'hourly_stats',
+  keyColumns: readonly string[],
+  rows: readonly T[],
+  keyOf: (row: T) => unknown[],
+): Promise<void> {
+  const columns = [
+    ...keyColumns,
+    'total_tokens',
+    'total_input_tokens',
+    'total_output_tokens',
+    'message_count',
+  ];
+  const tuple = `(${placeholders(columns.length)})`;
+  const counters = columns.slice(keyColumns.length).map((c) => `${c} = ${table}.${c} + excluded.${c}`);
+  for (const part of upsertSlices(rows))
+    await db.query(
+      `INSERT INTO ${table} (${columns.join(', ')})
+       VALUES ${part.map(() => tuple).join(', ')}
+       ON CONFLICT (${keyColumns.join(', ')}) DO UPDATE SET ${counters.join(', ')}`,
+      part.flatMap((d) => [...keyOf(d), d.tokens, d.inputTokens, d.outputTokens, d.messages]),
+    );
+}
+
 export function ingestRepository(db: RawSql) {
   const pg = db.dialect === 'postgres';
   return {
@@ -170,54 +201,22 @@ export function ingestRepository(db: RawSql) {
     },
 
     /** Adds to daily_stats: one multi-row UPSERT per slice of keys (keys are unique in `rows`). */
-    async addDailyStats(rows: readonly DailyStatsDelta[]): Promise<void> {
-      for (const part of upsertSlices(rows))
-        await db.query(
-          `INSERT INTO daily_stats (date, tool_name, host_name, sender_name, total_tokens, total_input_tokens,
-                                    total_output_tokens, message_count)
-           VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-           ON CONFLICT (date, tool_name, host_name, sender_name) DO UPDATE SET
-             total_tokens = daily_stats.total_tokens + excluded.total_tokens,
-             total_input_tokens = daily_stats.total_input_tokens + excluded.total_input_tokens,
-             total_output_tokens = daily_stats.total_output_tokens + excluded.total_output_tokens,
-             message_count = daily_stats.message_count + excluded.message_count`,
-          part.flatMap((d) => [
-            d.date,
-            d.toolName,
-            d.hostName,
-            d.senderName,
-            d.tokens,
-            d.inputTokens,
-            d.outputTokens,
-            d.messages,
-          ]),
-        );
-    },
+    addDailyStats: (rows: readonly DailyStatsDelta[]) =>
+      addStatsCounters(db, 'daily_stats', ['date', 'tool_name', 'host_name', 'sender_name'], rows, (d) => [
+        d.date,
+        d.toolName,
+        d.hostName,
+        d.senderName,
+      ]),
 
     /** Adds to hourly_stats: one multi-row UPSERT per slice of keys (keys are unique in `rows`). */
-    async addHourlyStats(rows: readonly HourlyStatsDelta[]): Promise<void> {
-      for (const part of upsertSlices(rows))
-        await db.query(
-          `INSERT INTO hourly_stats (date, hour, tool_name, host_name, total_tokens, total_input_tokens,
-                                     total_output_tokens, message_count)
-           VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-           ON CONFLICT (date, hour, tool_name, host_name) DO UPDATE SET
-             total_tokens = hourly_stats.total_tokens + excluded.total_tokens,
-             total_input_tokens = hourly_stats.total_input_tokens + excluded.total_input_tokens,
-             total_output_tokens = hourly_stats.total_output_tokens + excluded.total_output_tokens,
-             message_count = hourly_stats.message_count + excluded.message_count`,
-          part.flatMap((d) => [
-            d.date,
-            d.hour,
-            d.toolName,
-            d.hostName,
-            d.tokens,
-            d.inputTokens,
-            d.outputTokens,
-            d.messages,
-          ]),
-        );
-    },
+    addHourlyStats: (rows: readonly HourlyStatsDelta[]) =>
+      addStatsCounters(db, 'hourly_stats', ['date', 'hour', 'tool_name', 'host_name'], rows, (d) => [
+        d.date,
+        d.hour,
+        d.toolName,
+        d.hostName,
+      ]),
 
     /**
      * Adds the totals of a tool and host. days_count is the number of distinct days daily_usage has
