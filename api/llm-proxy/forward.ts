@@ -61,6 +61,11 @@ export interface ForwardOptions {
    */
   addsStreamUsage?: boolean;
   /**
+   * The request body, already read whole by the route (the content filter checks the prompt before
+   * anything reaches the provider): sent from this buffer, the request stream is not read again.
+   */
+  heldBody?: Buffer;
+  /**
    * Set for keys written by a tenant administrator: the connection goes through this guard's agents,
    * whose DNS step refuses loopback/private/metadata addresses and pins the checked address
    * (services/egress/guard.ts). A refusal answers 403 `egress_denied`. Unset: no extra work at all.
@@ -156,7 +161,7 @@ class ForwardedCall {
       this.reply(403, 'egress_denied', EGRESS_DENIED_MESSAGE);
       return;
     }
-    if (req.readableEnded && hasBody(req)) {
+    if (this.options.heldBody === undefined && req.readableEnded && hasBody(req)) {
       // A body parser ran first; forwarding now would silently send an empty body.
       this.reply(500, 'proxy_error', 'Request body was consumed before the proxy could forward it');
       return;
@@ -183,11 +188,16 @@ class ForwardedCall {
 
   /** Sends the request body: piped as it comes, or read whole first for a chat-completions rewrite. */
   private sendBody(upstream: http.ClientRequest): void {
-    const { req } = this.options;
+    const { req, heldBody } = this.options;
     if (this.wireFormat !== null) {
       const keeper = new RequestBodyKeeper();
       this.requestBody = keeper;
-      if (!this.options.addsStreamUsage) req.on('data', (chunk: Buffer) => keeper.keep(chunk));
+      if (!this.options.addsStreamUsage && heldBody === undefined)
+        req.on('data', (chunk: Buffer) => keeper.keep(chunk));
+    }
+    if (heldBody !== undefined) {
+      this.sendHeldBody(upstream, heldBody);
+      return;
     }
     if (!this.options.addsStreamUsage) {
       req.pipe(upstream);
@@ -201,16 +211,23 @@ class ForwardedCall {
           this.reply(413, 'proxy_error', 'Request body too large (limit 50 MB)');
         return;
       }
-      this.requestBody?.keep(held.body);
-      const rewrite = addStreamUsageOption(held.body);
-      let body = held.body;
+      this.sendHeldBody(upstream, held.body);
+    });
+  }
+
+  /** Sends a body read whole (with include_usage added to a chat-completions stream request). */
+  private sendHeldBody(upstream: http.ClientRequest, held: Buffer): void {
+    this.requestBody?.keep(held);
+    let body = held;
+    if (this.options.addsStreamUsage) {
+      const rewrite = addStreamUsageOption(held);
       if (rewrite.kind === 'rewritten') {
         body = rewrite.body;
         this.stripUsage = true;
         upstream.setHeader('content-length', body.length);
       }
-      upstream.end(body);
-    });
+    }
+    upstream.end(body);
   }
 
   private onUpstreamResponse = (upstreamRes: IncomingMessage): void => {

@@ -14,6 +14,7 @@ import type { ServerResponse } from 'node:http';
  * - egress_denied: the key was stored by a tenant administrator and its base URL is, or resolves to, a
  *   loopback, private, link-local or metadata address not on egress.allow_hosts (403: a policy
  *   refusal that retrying cannot fix; SDKs do not retry 4xx).
+ * - content_filtered: the prompt matched an enabled `block` rule of the tenant's content filter (403).
  */
 export type ProxyErrorType =
   | 'upstream_error'
@@ -22,7 +23,8 @@ export type ProxyErrorType =
   | 'proxy_auth_error'
   | 'quota_exceeded'
   | 'quota_check_failed'
-  | 'egress_denied';
+  | 'egress_denied'
+  | 'content_filtered';
 
 /** Writes `{error: {message, type}}` (the OpenAI-style shape the spec uses for proxy errors). */
 export function sendProxyError(

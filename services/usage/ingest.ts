@@ -39,6 +39,7 @@ import {
   usageDifference,
 } from '../../domain/usage/ingest-aggregate.ts';
 import { type MessageRow, messageKey, modelsOf, type UsageRow } from '../../domain/usage/ingest-rows.ts';
+import { contentFilterFor } from '../content-filter.ts';
 
 /** Valid rows per transaction. */
 export const CHUNK_ROWS = 2_000;
@@ -107,6 +108,8 @@ export function ingestService(deps: { database: DatabaseHandle; now: () => Date 
       return m;
     });
     if (inserted.length === 0) return 0;
+    // Content filter (tenants with content_filter_enabled): matching rows are flagged, never dropped.
+    await contentFilterFor(deps).screenUploaded(sql, inserted);
 
     const agg = aggregateMessages(inserted);
     const at = deps.now();

@@ -34,6 +34,8 @@
 //   429 quota_exceeded      a user or tenant quota has no room (with x-should-retry: false and
 //                           retry-after = seconds until the period ends)
 //   503 quota_check_failed  the quota could not be checked (fail closed)
+//   403 content_filtered    the prompt (user/prompt text of the body) matched an enabled block rule
+//                           of the tenant's content filter; nothing was sent to the provider
 // plus forwardToProvider's own upstream_error / proxy_error. Provider errors pass through untouched.
 // Every refusal is audited (REMOTE_LLM_PROXY_REFUSED) without the token or key, bounded per source
 // (api/audit.ts): refusals without a valid token per client address, the others per session and reason
@@ -56,6 +58,7 @@ import {
   refusalPeriod,
   secondsUntilPeriodEnd,
 } from '../../../domain/quota.ts';
+import { contentFilterFor } from '../../../services/content-filter.ts';
 import { egressGuardFor } from '../../../services/egress/guard.ts';
 import {
   type ProxyTokenRefusal,
@@ -70,6 +73,7 @@ import type { AppDeps } from '../../deps.ts';
 import { type ForwardResult, forwardToProvider } from '../../llm-proxy/forward.ts';
 import { providerAuthHeaders } from '../../llm-proxy/provider-auth.ts';
 import { type ProxyErrorType, sendProxyError } from '../../llm-proxy/proxy-error.ts';
+import { readRequestBody } from '../../llm-proxy/stream-usage-rewrite.ts';
 
 export const LLM_PROXY_PREFIX = '/api/remote/llm-proxy';
 
@@ -155,6 +159,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
   const tokens = proxyTokenService(deps);
   const quota = quotaServiceFor(deps);
   const messages = remoteMessagesFor(deps);
+  const contentFilter = contentFilterFor(deps);
   const cipher = storedKeyCipher(deps.settings);
   // Keys a tenant admin wrote connect through the egress guard (a system admin's keys never do).
   const egress = egressGuardFor(deps.settings);
@@ -417,6 +422,51 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       );
     }
 
+    // Content filter (services/content-filter.ts): null synchronously, from the cache, unless the
+    // tenant's filter is on with an enabled block rule; only then is the body read whole (once: it is
+    // forwarded from that buffer) and its user/prompt text checked before anything is sent.
+    let heldBody: Buffer | undefined;
+    const screen = contentFilter.proxyScreen(call.tenantId);
+    const blockRules = screen instanceof Promise ? await screen : screen;
+    if (blockRules !== null) {
+      const held = await readRequestBody(req);
+      if (!held.ok) {
+        release(reserved);
+        if (held.reason === 'aborted') return;
+        return refuse(
+          req,
+          res,
+          started,
+          {
+            status: 413,
+            type: 'proxy_error',
+            message: 'Request body too large (limit 50 MB)',
+            reason: 'too_large',
+          },
+          { claims, ctx },
+        );
+      }
+      const matches = contentFilter.screenProxyBody(blockRules, held.body, call.tenantId);
+      if (matches.length > 0) {
+        release(reserved);
+        return refuse(
+          req,
+          res,
+          started,
+          {
+            status: 403,
+            type: 'content_filtered',
+            message: 'The prompt was blocked by the content filter',
+            reason: 'content_filtered',
+            headers: NO_RETRY,
+            details: { rule_ids: matches.map((m) => m.rule_id) },
+          },
+          { claims, ctx },
+        );
+      }
+      heldBody = held.body;
+    }
+
     const reservation = reserved?.kind === 'ok' ? reserved.reservation : undefined;
     const metering = allowed.metering;
 
@@ -429,6 +479,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       provider,
       wireFormat: metering.kind === 'tokens' ? metering.format : null,
       addsStreamUsage: allowed.addsStreamUsage,
+      heldBody,
       egress: call.key.createdBySystemAdmin ? undefined : egress,
       onDone: (result: ForwardResult) => {
         // One assistant response = one request (spec rule 3): the provider answered 2xx, even if the
