@@ -9,6 +9,7 @@ import {
   type SuppressedSummary,
   UnauthenticatedFailureLimiter,
 } from '../domain/audit-policy.ts';
+import { raiseRepeatedRefusalAlert } from '../services/alerts/producers.ts';
 import { tenantsWithAuditOff } from './access-caches.ts';
 import type { AppDeps } from './deps.ts';
 
@@ -71,8 +72,22 @@ async function admitted(deps: AppDeps, req: Request | null, entry: AuditEntry, t
   const state = limiterOf(deps);
   let summaries: SuppressedSummary[] = [];
   let write = true;
+  let repeatedSince: Date | undefined;
   if (unauthenticated || bounded)
-    ({ write, summaries } = state.limiter.admit(entry.action, clientIp(req), now, entry.rateLimitKey));
+    ({ write, summaries, repeatedSince } = state.limiter.admit(
+      entry.action,
+      clientIp(req),
+      now,
+      entry.rateLimitKey,
+    ));
+  if (bounded && repeatedSince)
+    await raiseRepeatedRefusalAlert(deps, {
+      action: entry.action,
+      source: entry.rateLimitKey!,
+      ipAddress: clientIp(req),
+      tenantId,
+      windowStart: repeatedSince,
+    });
   if (now.getTime() - state.sweptAt >= SWEEP_EVERY_MS) {
     state.sweptAt = now.getTime();
     summaries = summaries.concat(state.limiter.sweep(now));

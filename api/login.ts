@@ -10,6 +10,7 @@ import { type LockoutPolicy, lockedUntil, secondsUntil } from '../domain/login-l
 import { hashPassword, verifyPassword } from '../domain/passwords.ts';
 import { hashSessionToken, newSessionToken } from '../domain/session-token.ts';
 import { noTenantRefusal, tenantRefusal } from '../domain/tenants.ts';
+import { raiseLockoutAlert } from '../services/alerts/producers.ts';
 import { securitySettings } from './access-caches.ts';
 import { writeAudit } from './audit.ts';
 import type { AppDeps } from './deps.ts';
@@ -93,6 +94,14 @@ export async function login(
       username: key,
       details: lock ? { locked_until: lock.toISOString() } : undefined,
     });
+    if (lock)
+      await raiseLockoutAlert(deps, {
+        username: key,
+        userId: found?.user.id ?? null,
+        tenantId: found?.user.tenantId ?? null,
+        lockedUntil: lock,
+        at: now,
+      });
     throw new UnauthorizedError(INVALID_CREDENTIALS);
   }
 

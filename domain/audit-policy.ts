@@ -65,7 +65,7 @@ export class UnauthenticatedFailureLimiter {
     ip: string | null,
     now: Date,
     source?: string,
-  ): { write: boolean; summaries: SuppressedSummary[] } {
+  ): { write: boolean; summaries: SuppressedSummary[]; repeatedSince?: Date } {
     const t = now.getTime();
     const key = `${action}\u0000${ip ?? ''}\u0000${source ?? ''}`;
     const summaries: SuppressedSummary[] = [];
@@ -87,7 +87,8 @@ export class UnauthenticatedFailureLimiter {
       return { write: true, summaries };
     }
     w.suppressed++;
-    return { write: false, summaries };
+    // The first refusal past the burst: the caller repeats it (alerted once per key and window).
+    return { write: false, summaries, ...(w.suppressed === 1 ? { repeatedSince: new Date(w.start) } : {}) };
   }
 
   /** Summaries of every window that has ended by `now` (called from a timer so counts are not lost). */

@@ -1,7 +1,16 @@
 // The SQL of the user-facing alert list (`alerts`, spec document 2 "Governance, alerts, quotas"):
 // every alert of every kind (quota, content filter, security, anomaly) is written by `insertAlert`,
 // so the alert stream and webhooks see them all in one table, in id order.
+
+import {
+  type AlertViewer,
+  DEFAULT_MIN_SEVERITY,
+  SEVERITIES,
+  type Severity,
+} from '../../domain/alert-visibility.ts';
 import type { RawSql } from '../client.ts';
+import { rawScopeCondition } from '../tenant-scope-sql.ts';
+import { isoOf, num, Where } from './usage/read-where.ts';
 
 export type AlertSeverity = 'info' | 'warning' | 'critical';
 
@@ -26,5 +35,170 @@ export async function insertAlert(sql: RawSql, a: AlertInsert): Promise<number |
      ON CONFLICT (alert_id) DO NOTHING RETURNING id`,
     [a.alertId, a.alertType, a.severity, a.title, a.message, a.userId, a.tenantId, false, a.at],
   );
-  return rows[0] === undefined ? undefined : Number(rows[0].id);
+  if (rows[0] === undefined) return undefined;
+  const id = Number(rows[0].id);
+  // Wakes every instance's alert bus at once (delivered at commit when inside a transaction).
+  if (sql.dialect === 'postgres') await sql.query('SELECT pg_notify(?, ?)', [ALERTS_CHANNEL, String(id)]);
+  return id;
 }
+
+/** The channel `insertAlert` NOTIFYs on PostgreSQL (payload: the new row id); the alert bus LISTENs. */
+export const ALERTS_CHANNEL = 'svc_alerts';
+
+/** One alert row as read back (timestamps as ISO strings). */
+export interface AlertRow {
+  id: number;
+  alert_id: string;
+  alert_type: string | null;
+  severity: AlertSeverity;
+  title: string;
+  message: string | null;
+  user_id: number | null;
+  tenant_id: number | null;
+  read: boolean;
+  created_at: string;
+}
+
+const ALERT_COLUMNS =
+  'id, alert_id, alert_type, severity, title, message, user_id, tenant_id, read, created_at';
+
+/** Maps a driver row (SQLite: integer booleans and epoch ms) to an AlertRow. */
+export function alertRowOf(r: Record<string, unknown>): AlertRow {
+  return {
+    id: Number(r.id),
+    alert_id: String(r.alert_id),
+    alert_type: (r.alert_type as string | null) ?? null,
+    severity: r.severity as AlertSeverity,
+    title: String(r.title),
+    message: (r.message as string | null) ?? null,
+    user_id: r.user_id == null ? null : Number(r.user_id),
+    tenant_id: r.tenant_id == null ? null : Number(r.tenant_id),
+    read: r.read === true || r.read === 1 || r.read === '1',
+    created_at: isoOf(r.created_at) ?? new Date(0).toISOString(),
+  };
+}
+
+/** The highest alert row id (0 when there is none): where a new follower starts. */
+export async function maxAlertId(sql: RawSql): Promise<number> {
+  const rows = await sql.query<{ m: unknown }>('SELECT MAX(id) AS m FROM alerts');
+  return rows[0]?.m == null ? 0 : Number(rows[0].m);
+}
+
+/** Alerts with id > `afterId`, in id order, at most `limit`. */
+export async function alertsAfter(sql: RawSql, afterId: number, limit: number): Promise<AlertRow[]> {
+  const rows = await sql.query(`SELECT ${ALERT_COLUMNS} FROM alerts WHERE id > ? ORDER BY id LIMIT ?`, [
+    afterId,
+    limit,
+  ]);
+  return rows.map(alertRowOf);
+}
+
+/** The viewer's visibility as a WHERE condition on `alerts` (domain/alert-visibility.ts decides). */
+function visibleWhere(viewer: AlertViewer): Where {
+  const w = new Where();
+  w.and(`severity IN (${viewer.severities.map(() => '?').join(', ')})`, ...viewer.severities);
+  const tenantWide = rawScopeCondition(viewer.tenantWide, 'tenant_id');
+  if (tenantWide === false) w.and('user_id = ?', viewer.userId);
+  else if (tenantWide === undefined) w.and('(user_id = ? OR user_id IS NULL)', viewer.userId);
+  else w.and(`(user_id = ? OR (user_id IS NULL AND ${tenantWide.sql}))`, viewer.userId, ...tenantWide.params);
+  return w;
+}
+
+export interface AlertListFilter {
+  type?: string;
+  severity?: string;
+  unreadOnly: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** Listing, counting, marking and deleting the alerts a viewer may see (none of them leaks others). */
+export const alertsRepository = (sql: RawSql) => ({
+  async list(viewer: AlertViewer, f: AlertListFilter): Promise<{ rows: AlertRow[]; total: number }> {
+    const w = visibleWhere(viewer).eq('alert_type', f.type).eq('severity', f.severity);
+    if (f.unreadOnly) w.and('read = ?', false);
+    const [rows, count] = await Promise.all([
+      sql.query(`SELECT ${ALERT_COLUMNS} FROM alerts ${w.sql} ORDER BY id DESC LIMIT ? OFFSET ?`, [
+        ...w.params,
+        f.limit,
+        f.offset,
+      ]),
+      sql.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM alerts ${w.sql}`, w.params),
+    ]);
+    return { rows: rows.map(alertRowOf), total: num(count[0]?.n) };
+  },
+
+  async unreadCount(viewer: AlertViewer): Promise<number> {
+    const w = visibleWhere(viewer).and('read = ?', false);
+    const rows = await sql.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM alerts ${w.sql}`, w.params);
+    return num(rows[0]?.n);
+  },
+
+  /** Visible alerts with id > afterId in id order (SSE Last-Event-ID replay). */
+  async visibleAfter(viewer: AlertViewer, afterId: number, limit: number): Promise<AlertRow[]> {
+    const w = visibleWhere(viewer).and('id > ?', afterId);
+    const rows = await sql.query(`SELECT ${ALERT_COLUMNS} FROM alerts ${w.sql} ORDER BY id LIMIT ?`, [
+      ...w.params,
+      limit,
+    ]);
+    return rows.map(alertRowOf);
+  },
+
+  /** Marks one visible alert read; false when it is not visible (or does not exist). */
+  async markRead(viewer: AlertViewer, alertId: string): Promise<boolean> {
+    const w = visibleWhere(viewer).and('alert_id = ?', alertId);
+    const rows = await sql.query(`UPDATE alerts SET read = ? ${w.sql} RETURNING id`, [true, ...w.params]);
+    return rows.length > 0;
+  },
+
+  /** Marks every visible unread alert read; returns how many. */
+  async markAllRead(viewer: AlertViewer): Promise<number> {
+    const w = visibleWhere(viewer).and('read = ?', false);
+    const rows = await sql.query(`UPDATE alerts SET read = ? ${w.sql} RETURNING id`, [true, ...w.params]);
+    return rows.length;
+  },
+
+  /** Deletes one visible alert; false when it is not visible. */
+  async remove(viewer: AlertViewer, alertId: string): Promise<boolean> {
+    const w = visibleWhere(viewer).and('alert_id = ?', alertId);
+    const rows = await sql.query(`DELETE FROM alerts ${w.sql} RETURNING id`, w.params);
+    return rows.length > 0;
+  },
+});
+
+export interface NotificationPreferences {
+  email_enabled: boolean;
+  push_enabled: boolean;
+  min_severity: Severity;
+}
+
+const bool = (v: unknown) => v === true || v === 1 || v === '1';
+
+/** notification_preferences (spec defaults when the user has no row: true, true, warning). */
+export const notificationPreferencesRepository = (sql: RawSql) => ({
+  async get(userId: number): Promise<NotificationPreferences> {
+    const rows = await sql.query<Record<string, unknown>>(
+      'SELECT email_enabled, push_enabled, min_severity FROM notification_preferences WHERE user_id = ?',
+      [userId],
+    );
+    const r = rows[0];
+    if (!r) return { email_enabled: true, push_enabled: true, min_severity: DEFAULT_MIN_SEVERITY };
+    const min = r.min_severity as Severity;
+    return {
+      email_enabled: bool(r.email_enabled),
+      push_enabled: bool(r.push_enabled),
+      min_severity: SEVERITIES.includes(min) ? min : DEFAULT_MIN_SEVERITY,
+    };
+  },
+
+  async put(userId: number, p: NotificationPreferences, at: Date): Promise<void> {
+    await sql.query(
+      `INSERT INTO notification_preferences (user_id, email_enabled, push_enabled, min_severity, updated_at)
+       VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (user_id) DO UPDATE SET email_enabled = excluded.email_enabled,
+         push_enabled = excluded.push_enabled, min_severity = excluded.min_severity,
+         updated_at = excluded.updated_at`,
+      [userId, p.email_enabled, p.push_enabled, p.min_severity, at],
+    );
+  },
+});

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DatabaseHandle } from '../../db/client.ts';
 import { type AlertInsert, insertAlert } from '../../db/repositories/alerts.ts';
+import { wakeAlertBus } from './bus.ts';
 
 export type RaiseAlertInput = Omit<AlertInsert, 'alertId' | 'at'> & { alertId?: string; at?: Date };
 
@@ -12,10 +13,12 @@ export type RaiseAlertInput = Omit<AlertInsert, 'alertId' | 'at'> & { alertId?: 
  * Stores the alert; returns its row id, or undefined when an alert with the same `alertId` was
  * raised before (pass a stable id to raise something at most once).
  */
-export function raiseAlert(database: Pick<DatabaseHandle, 'sql'>, input: RaiseAlertInput) {
-  return insertAlert(database.sql, {
+export async function raiseAlert(database: Pick<DatabaseHandle, 'sql'>, input: RaiseAlertInput) {
+  const id = await insertAlert(database.sql, {
     ...input,
     alertId: input.alertId ?? randomUUID(),
     at: input.at ?? new Date(),
   });
+  if (id !== undefined) wakeAlertBus(database);
+  return id;
 }

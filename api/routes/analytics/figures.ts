@@ -24,6 +24,7 @@ import {
 } from '../../../domain/analytics/figures.ts';
 import { type Recommendation, recommend } from '../../../domain/analytics/insights.ts';
 import { type ReadScope, readScope } from '../../../domain/tenant-scope.ts';
+import { raiseAnomalyAlert } from '../../../services/alerts/producers.ts';
 import type { AppDeps } from '../../deps.ts';
 
 /** The window of the endpoints that take no dates: the 30 days ending today. */
@@ -111,6 +112,15 @@ export async function recordAnomalies(deps: AppDeps, anomalies: readonly Anomaly
       { anomalyType: g.key, affectedUsersHash: g.hash, status: 'detected', processedBy },
       deps.now(),
     );
+    if (created)
+      await raiseAnomalyAlert(deps, {
+        recordId: record.id,
+        anomalyType: g.type,
+        date: g.date,
+        tenantId: g.tenantId ?? null,
+        users: g.userIds.length,
+        at: deps.now(),
+      });
     const view = recordView(record, created);
     for (const a of g.members) out.set(a, view);
   }

@@ -1,0 +1,159 @@
+// Alerts (spec document 2, "Alerts"; "Events" 1): the caller's alert list with filters (default page
+// 50/0), the unread count, marking read, deleting, notification preferences, and the live stream as
+// Server-Sent Events. Who sees what is decided in domain/alert-visibility.ts: own alerts, plus
+// tenant-wide ones (user_id null) for administrators of their scope; the caller's `min_severity`
+// preference hides alerts below it in the list, the count, read-all and the stream. An alert that is
+// not visible answers 404, exactly like one that does not exist.
+import type { Request, Response } from 'express';
+import { Router } from 'express';
+import { z } from 'zod';
+import { alertsRepository, notificationPreferencesRepository } from '../../db/repositories/alerts.ts';
+import { type AlertViewer, alertViewer, SEVERITIES } from '../../domain/alert-visibility.ts';
+import { NotFoundError } from '../../domain/errors.ts';
+import { type AlertEvent, alertBusFor } from '../../services/alerts/bus.ts';
+import { openAlertFeed } from '../../services/alerts/stream.ts';
+import type { AppDeps } from '../deps.ts';
+import { authenticate } from '../middleware/auth.ts';
+import { parseInput } from '../middleware/validate.ts';
+
+export const DEFAULT_ALERT_PAGE_SIZE = 50;
+
+const flag = z
+  .enum(['true', 'false', '1', '0'])
+  .default('false')
+  .transform((v) => v === 'true' || v === '1');
+const listQuery = z.object({
+  type: z.string().min(1).max(50).optional(),
+  severity: z.enum(SEVERITIES).optional(),
+  unread_only: flag,
+  limit: z.coerce.number().int().min(1).max(500).default(DEFAULT_ALERT_PAGE_SIZE),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+const alertIdParam = z.object({ alert_id: z.string().min(1).max(64) });
+/** Unknown fields are refused (400), never ignored silently. */
+const preferencesBody = z
+  .object({
+    email_enabled: z.boolean().optional(),
+    push_enabled: z.boolean().optional(),
+    min_severity: z.enum(SEVERITIES).optional(),
+  })
+  .strict();
+const lastEventId = z.object({
+  'Last-Event-ID': z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
+
+export function alertsRouter(deps: AppDeps) {
+  const r = Router();
+  const alerts = alertsRepository(deps.database.sql);
+  const prefs = notificationPreferencesRepository(deps.database.sql);
+  // SSE comment keepalive (default 15 s, SVC_ALERT_KEEPALIVE_MS) keeps proxies from closing the stream.
+  const keepaliveMs = deps.settings.SVC_ALERT_KEEPALIVE_MS;
+
+  const viewerOf = async (req: Request): Promise<AlertViewer> => {
+    const { user, permissions } = req.auth;
+    return alertViewer(user, permissions, (await prefs.get(user.id)).min_severity);
+  };
+
+  r.use('/api/alerts', authenticate(deps));
+
+  r.get('/api/alerts', async (req, res) => {
+    const q = parseInput(listQuery, req.query);
+    const { rows, total } = await alerts.list(await viewerOf(req), {
+      type: q.type,
+      severity: q.severity,
+      unreadOnly: q.unread_only,
+      limit: q.limit,
+      offset: q.offset,
+    });
+    res.json({ alerts: rows, total, limit: q.limit, offset: q.offset });
+  });
+
+  r.get('/api/alerts/unread-count', async (req, res) => {
+    res.json({ unread_count: await alerts.unreadCount(await viewerOf(req)) });
+  });
+
+  r.get('/api/alerts/preferences', async (req, res) => {
+    res.json(await prefs.get(req.auth.user.id));
+  });
+
+  r.put('/api/alerts/preferences', async (req, res) => {
+    const body = parseInput(preferencesBody, req.body);
+    const merged = { ...(await prefs.get(req.auth.user.id)), ...body };
+    await prefs.put(req.auth.user.id, merged, deps.now());
+    res.json(merged);
+  });
+
+  r.post('/api/alerts/read-all', async (req, res) => {
+    res.json({ success: true, marked: await alerts.markAllRead(await viewerOf(req)) });
+  });
+
+  r.get('/api/alerts/stream', async (req, res) =>
+    streamAlerts(deps, req, res, await viewerOf(req), keepaliveMs),
+  );
+
+  r.post('/api/alerts/:alert_id/read', async (req, res) => {
+    const { alert_id } = parseInput(alertIdParam, req.params);
+    if (!(await alerts.markRead(await viewerOf(req), alert_id))) throw new NotFoundError('Alert not found');
+    res.json({ success: true, alert_id });
+  });
+
+  r.delete('/api/alerts/:alert_id', async (req, res) => {
+    const { alert_id } = parseInput(alertIdParam, req.params);
+    if (!(await alerts.remove(await viewerOf(req), alert_id))) throw new NotFoundError('Alert not found');
+    res.json({ success: true, alert_id });
+  });
+
+  return r;
+}
+
+const frames = new WeakMap<AlertEvent, string>();
+/**
+ * One SSE frame per alert: `id:` the row id (for Last-Event-ID), `event: alert`, JSON data. The bus
+ * hands every subscriber the same event object, so the frame is built once per alert, not per client.
+ */
+export function sseFrame(a: AlertEvent): string {
+  let f = frames.get(a);
+  if (f === undefined) {
+    f = `id: ${a.id}\nevent: alert\ndata: ${JSON.stringify(a)}\n\n`;
+    frames.set(a, f);
+  }
+  return f;
+}
+
+async function streamAlerts(
+  deps: AppDeps,
+  req: Request,
+  res: Response,
+  viewer: AlertViewer,
+  keepaliveMs: number,
+) {
+  const header = req.headers['last-event-id'];
+  const after =
+    typeof header === 'string' && header !== ''
+      ? parseInput(lastEventId, { 'Last-Event-ID': header })['Last-Event-ID']
+      : undefined;
+  // The stream opens once the bus follows the table: every alert stored after the client sees the
+  // response headers (EventSource `open`) is delivered.
+  await alertBusFor(deps).ready();
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  res.write('retry: 2000\n\n');
+  const feed = openAlertFeed(deps, viewer, (a) => res.write(sseFrame(a)), after);
+  const keepalive = setInterval(() => res.write(': keepalive\n\n'), keepaliveMs);
+  res.on('close', () => {
+    clearInterval(keepalive);
+    feed.close();
+  });
+  try {
+    await feed.ready;
+    // From here on every new visible alert is sent: tells a client (and the tests) the stream is live.
+    res.write(': ready\n\n');
+  } catch (err) {
+    deps.logger.warn({ err }, 'alert stream start failed');
+    res.end();
+  }
+}

@@ -1,0 +1,183 @@
+// bench/alerts: latency from "alert raised" (raiseAlert called) to "delivered" at each of N SSE clients
+// and N socket.io clients (default 500 + 500) connected to one API instance, p50/p99 per transport
+// (issue 11, "Measure": aim p99 < 100 ms on one instance). The API runs in this process on a fresh
+// database (SQLite in a temp dir, or a new PostgreSQL database when DATABASE_URL is set); no Temporal
+// server is needed (the client is lazy and never connects).
+//
+//   npx tsx bench/alerts/run.ts [--sse 500] [--sockets 500] [--alerts 30]
+//   DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres npx tsx bench/alerts/run.ts
+//
+// The clients run in this process too (one clock for both ends, no cross-process skew), so they share
+// the event loop and the cores with the server: the figures include the clients' own parsing.
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { io, type Socket } from 'socket.io-client';
+import { Agent } from 'undici';
+import { createLogger } from '../../api/logger.ts';
+import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
+import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
+import { loadSettings } from '../../config/settings.ts';
+import { openDatabase } from '../../db/client.ts';
+import { upgrade } from '../../migrations/runner.ts';
+import { raiseAlert } from '../../services/alerts/raise.ts';
+import { createTestDatabase } from '../../test/support/database.ts';
+
+const { values } = parseArgs({
+  options: {
+    sse: { type: 'string', default: '500' },
+    sockets: { type: 'string', default: '500' },
+    alerts: { type: 'string', default: '30' },
+  },
+});
+const SSE = Number(values.sse);
+const SOCKETS = Number(values.sockets);
+const ALERTS = Number(values.alerts);
+const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
+
+/** alert_id -> the time it was raised (performance.now()), and the latencies seen per transport. */
+const raisedAt = new Map<string, number>();
+const latencies = { sse: [] as number[], socket: [] as number[] };
+let received = 0;
+let onReceived: (() => void) | undefined;
+const record = (kind: 'sse' | 'socket', alertId: string) => {
+  const t0 = raisedAt.get(alertId);
+  if (t0 === undefined) return;
+  latencies[kind].push(performance.now() - t0);
+  received++;
+  onReceived?.();
+};
+
+async function sseClient(url: string, cookie: string, dispatcher: Agent) {
+  const res = await fetch(`${url}/api/alerts/stream`, { headers: { cookie }, dispatcher } as RequestInit);
+  if (res.status !== 200) throw new Error(`stream: ${res.status}`);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  void (async () => {
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+      if (done) return;
+      buf += decoder.decode(value, { stream: true });
+      let end = buf.indexOf('\n\n');
+      while (end >= 0) {
+        const frame = buf.slice(0, end);
+        buf = buf.slice(end + 2);
+        const data = frame.split('\n').find((l) => l.startsWith('data: '));
+        if (data) record('sse', (JSON.parse(data.slice(6)) as { alert_id: string }).alert_id);
+        end = buf.indexOf('\n\n');
+      }
+    }
+  })();
+  return reader;
+}
+
+function socketClient(url: string, token: string): Promise<Socket> {
+  const s = io(`${url}/alerts`, { transports: ['websocket'], reconnection: false, auth: { token } });
+  s.on('alert', (a: { alert_id: string }) => record('socket', a.alert_id));
+  return new Promise((resolve, reject) => {
+    s.once('ready', () => resolve(s));
+    s.once('connect_error', reject);
+  });
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
+};
+
+async function main() {
+  const testDb = await createTestDatabase();
+  const settings = loadSettings({
+    SVC_DATA_DIR: testDb.dataDir,
+    DATABASE_URL: testDb.databaseUrl ?? '',
+    TEMPORAL_ADDRESS: '127.0.0.1:1',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+  });
+  const database = await openDatabase({
+    databaseUrl: settings.DATABASE_URL,
+    sqlitePath: settings.sqlitePath,
+  });
+  await upgrade(database, 'head');
+  await bootstrapAdmin(database, ADMIN, () => {});
+  const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
+  const deps = buildDeps(settings, database, temporal, createLogger('warn'));
+  const api = await listen(deps);
+  const dispatcher = new Agent({ connections: null, pipelining: 0 });
+  const readers: ReadableStreamDefaultReader[] = [];
+  const sockets: Socket[] = [];
+  try {
+    const res = await fetch(`${api.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(ADMIN),
+    });
+    const body = (await res.json()) as { user: { id: number } };
+    const cookie = res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('session_token='))!
+      .split(';')[0]!;
+    const token = decodeURIComponent(cookie.slice('session_token='.length));
+    for (let i = 0; i < SSE; i += 50)
+      readers.push(
+        ...(await Promise.all(
+          Array.from({ length: Math.min(50, SSE - i) }, () => sseClient(api.url, cookie, dispatcher)),
+        )),
+      );
+    for (let i = 0; i < SOCKETS; i += 50)
+      sockets.push(
+        ...(await Promise.all(
+          Array.from({ length: Math.min(50, SOCKETS - i) }, () => socketClient(api.url, token)),
+        )),
+      );
+    const clients = SSE + SOCKETS;
+    // Warm-up alert, not counted.
+    for (let n = -1; n < ALERTS; n++) {
+      const alertId = `bench-${n}-${Date.now()}`;
+      received = 0;
+      const all = new Promise<void>((resolve) => {
+        onReceived = () => {
+          if (received >= clients) resolve();
+        };
+      });
+      raisedAt.set(alertId, performance.now());
+      await raiseAlert(database, {
+        alertId,
+        alertType: 'bench',
+        severity: 'critical',
+        title: 'bench',
+        message: null,
+        userId: body.user.id,
+        tenantId: null,
+      });
+      await all;
+      if (n < 0) {
+        latencies.sse.length = 0;
+        latencies.socket.length = 0;
+      }
+    }
+    console.log(
+      `bench/alerts  database=${database.dialect}  sse=${SSE}  socket.io=${SOCKETS}  alerts=${ALERTS}  cpus=${os.cpus().length}  loadavg=${os.loadavg()[0]!.toFixed(1)}  node=${process.version}`,
+    );
+    for (const kind of ['sse', 'socket'] as const) {
+      const xs = latencies[kind];
+      console.log(
+        `${kind === 'sse' ? 'SSE      ' : 'socket.io'}  deliveries ${String(xs.length).padStart(6)}  p50 ${pct(xs, 50).toFixed(1).padStart(6)} ms  p99 ${pct(xs, 99).toFixed(1).padStart(6)} ms  max ${Math.max(...xs).toFixed(1)} ms`,
+      );
+    }
+  } finally {
+    for (const s of sockets) s.close();
+    for (const r of readers) await r.cancel().catch(() => undefined);
+    await api.close();
+    await dispatcher.close().catch(() => undefined);
+    await temporal.close();
+    await database.close();
+    await testDb.drop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
