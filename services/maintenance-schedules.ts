@@ -5,6 +5,8 @@
 import { Client, Connection, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
 
 export const sessionStatsScheduleId = (taskQueue: string) => `svc-refresh-session-stats-${taskQueue}`;
+/** Daily retention cleanup (workflows/maintenance.ts retentionCleanupWorkflow, issue 11 item 4). */
+export const retentionScheduleId = (taskQueue: string) => `svc-retention-cleanup-${taskQueue}`;
 
 export async function ensureMaintenanceSchedules(opts: {
   address: string;
@@ -20,6 +22,12 @@ export async function ensureMaintenanceSchedules(opts: {
       scheduleId,
       every: `${opts.sessionStatsEveryMinutes}m`,
       workflowType: 'refreshSessionStatsWorkflow',
+      taskQueue: opts.taskQueue,
+    });
+    await upsertIntervalSchedule(client, {
+      scheduleId: retentionScheduleId(opts.taskQueue),
+      every: '24h',
+      workflowType: 'retentionCleanupWorkflow',
       taskQueue: opts.taskQueue,
     });
   } finally {
