@@ -1,0 +1,70 @@
+// Optimization (spec document 2, "Return on investment" table): GET /api/optimization/suggestions
+// (rules from concrete signals, domain/roi/suggestions.ts), /cost-trend (estimated daily cost and its
+// trailing 7-day moving average) and /efficiency (tokens per request, output/input ratio and cost per
+// request, overall, per tool and per user). Same query, permission (view_analysis), tenant scope and
+// own-figures rule as the ROI endpoints (roi.ts loadRoi); figures are planning estimates (rule 4).
+import { Router } from 'express';
+import { daysOf } from '../../domain/analytics/days.ts';
+import { ratio } from '../../domain/analytics/figures.ts';
+import { groupTotals, movingAverage, type Totals, totalsOf } from '../../domain/roi/figures.ts';
+import { money } from '../../domain/roi/prices.ts';
+import { suggest, THRESHOLDS } from '../../domain/roi/suggestions.ts';
+import type { AppDeps } from '../deps.ts';
+import { authenticate, requirePermission } from '../middleware/auth.ts';
+import { byCost, loadRoi, userGroups } from './roi.ts';
+
+export const MOVING_AVERAGE_DAYS = 7;
+
+const efficiency = (t: Totals) => ({
+  requests: t.requests,
+  tokens: t.tokens,
+  input_tokens: t.inputTokens,
+  output_tokens: t.outputTokens,
+  tokens_per_request: ratio(t.tokens, t.requests),
+  output_input_ratio: ratio(t.outputTokens, t.inputTokens),
+  cost: money(t.cost),
+  cost_per_request: t.requests === 0 ? 0 : money(t.cost / t.requests),
+});
+
+export function optimizationRouter(deps: AppDeps): Router {
+  const r = Router();
+  const guard = [authenticate(deps), requirePermission('view_analysis')];
+
+  r.get('/api/optimization/suggestions', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    res.json({ ...x.envelope, thresholds: THRESHOLDS, suggestions: suggest(x.priced, x.cache, x.pricing) });
+  });
+
+  r.get('/api/optimization/cost-trend', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    const byDay = new Map(groupTotals(x.priced, (c) => c.date).map(([d, t]) => [d, t.cost]));
+    const days = daysOf(x.w.start, x.w.end);
+    const costs = days.map((d) => byDay.get(d) ?? 0);
+    const avg = movingAverage(costs, MOVING_AVERAGE_DAYS);
+    res.json({
+      ...x.envelope,
+      moving_average_days: MOVING_AVERAGE_DAYS,
+      total_cost: money(costs.reduce((s, v) => s + v, 0)),
+      daily: days.map((date, i) => ({ date, cost: money(costs[i]!), moving_average: avg[i]! })),
+    });
+  });
+
+  r.get('/api/optimization/efficiency', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    res.json({
+      ...x.envelope,
+      overall: efficiency(totalsOf(x.priced)),
+      by_tool: byCost(groupTotals(x.priced, (c) => c.toolName)).map(([tool, t]) => ({
+        tool_name: tool,
+        ...efficiency(t),
+      })),
+      by_user: userGroups(x.priced).map(([id, t, g]) => ({
+        user_id: id,
+        username: g.find((c) => c.username !== null)?.username ?? null,
+        ...efficiency(t),
+      })),
+    });
+  });
+
+  return r;
+}

@@ -1,0 +1,240 @@
+// Return on investment (spec document 2, "Return on investment"): GET /api/roi, /trend, /by-tool,
+// /by-user, /summary, /cost-breakdown, /daily-costs, and /api/roi/pricing (the effective price table,
+// read-only; it is edited through the `pricing` settings section). Every answer is labelled as a
+// planning estimate (rule 4: `estimate: true` and `note`); `currency` only labels the labor value.
+//
+// Who sees what (permission view_analysis; tenant scope by rule 5 through domain/tenant-scope.ts):
+// administrators and holders of `view_users` (managers) see their tenant's figures (system admins all
+// tenants) and may filter by user_id; any other caller (role `user`) sees only their own figures: the
+// user filter is forced to themselves and another user_id is a 403. Own-only figures come from their
+// messages alone (daily_usage has no user), so unattributed proxied usage is not in them.
+//
+// The loading and envelope shared with the optimization endpoints (optimization.ts) live here.
+import { type Request, Router } from 'express';
+import { roiRepository } from '../../db/repositories/roi.ts';
+import { hasPermission, isAdministrator } from '../../domain/access.ts';
+import { dayOf, daysOf, resolveWindow } from '../../domain/analytics/days.ts';
+import { ratio } from '../../domain/analytics/figures.ts';
+import { ForbiddenError } from '../../domain/errors.ts';
+import { assumptionsOf, DEFAULT_WINDOW_DAYS, roiQuerySchema } from '../../domain/roi/assumptions.ts';
+import {
+  groupTotals,
+  type PricedCell,
+  priceCells,
+  ROI_NOTE,
+  roiOf,
+  type Totals,
+  totalsOf,
+} from '../../domain/roi/figures.ts';
+import { money, PRICE_CURRENCY, PRICES_AS_OF, priceFor, pricingFrom } from '../../domain/roi/prices.ts';
+import { readScope } from '../../domain/tenant-scope.ts';
+import type { AppDeps } from '../deps.ts';
+import { authenticate, requirePermission } from '../middleware/auth.ts';
+import { parseInput } from '../middleware/validate.ts';
+
+export const OWN_FIGURES_ONLY = 'You may only view your own figures';
+
+/** The query, the caller's view and the priced usage cells of one ROI or optimization request. */
+export async function loadRoi(deps: AppDeps, req: Request) {
+  const q = parseInput(roiQuerySchema, req.query);
+  const { user, permissions } = req.auth;
+  const w = resolveWindow({ start: q.start_date, end: q.end_date }, dayOf(deps.now()), DEFAULT_WINDOW_DAYS, {
+    start: 'start_date',
+    end: 'end_date',
+  });
+  const tenantWide = isAdministrator(user, permissions) || hasPermission(permissions, 'view_users');
+  if (!tenantWide && q.user_id !== undefined && q.user_id !== user.id)
+    throw new ForbiddenError(OWN_FIGURES_ONLY);
+  const userId = tenantWide ? q.user_id : user.id;
+  const scope = readScope(user);
+  const pricing = pricingFrom(deps.settings.pricing);
+  const repo = roiRepository(deps.database.sql);
+  const f = { start: w.start, end: w.end, toolName: q.tool_name, userId };
+  const [cells, usage] = await Promise.all([
+    repo.modelCells(scope, f),
+    userId === undefined ? repo.usageRows(scope, f) : Promise.resolve(null),
+  ]);
+  const priced = priceCells(cells, usage, pricing);
+  const cache = (usage ?? []).reduce(
+    (s, u) => ({ inputTokens: s.inputTokens + u.inputTokens, cacheTokens: s.cacheTokens + u.cacheTokens }),
+    { inputTokens: 0, cacheTokens: 0 },
+  );
+  const envelope = {
+    estimate: true as const,
+    note: ROI_NOTE,
+    period: { start_date: w.start, end_date: w.end },
+    filters: { user_id: userId ?? null, tool_name: q.tool_name ?? null },
+    own_figures_only: !tenantWide,
+    scope:
+      scope.kind === 'tenant'
+        ? { tenant_id: scope.tenantId }
+        : scope.kind === 'all'
+          ? { all_tenants: true }
+          : { none: true },
+    currency: q.currency,
+    cost_currency: PRICE_CURRENCY,
+  };
+  return { q, a: assumptionsOf(q), w, priced, cache, pricing, envelope };
+}
+
+/** Groups ordered by estimated cost, highest first (ties by key). */
+export const byCost = <K>(groups: [K, Totals, PricedCell[]][]) =>
+  [...groups].sort((x, y) => y[1].cost - x[1].cost || (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+
+/** Per-user groups (cells without a user are left to `unattributed`). */
+export const userGroups = (cells: readonly PricedCell[]) =>
+  byCost(
+    groupTotals(
+      cells.filter((c) => c.userId !== null),
+      (c) => c.userId as number,
+    ),
+  );
+const usernameOf = (g: PricedCell[]) => g.find((c) => c.username !== null)?.username ?? null;
+
+export function roiRouter(deps: AppDeps): Router {
+  const r = Router();
+  const guard = [authenticate(deps), requirePermission('view_analysis')];
+
+  r.get('/api/roi', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    res.json({ ...x.envelope, assumptions: x.a, totals: roiOf(totalsOf(x.priced), x.a) });
+  });
+
+  r.get('/api/roi/trend', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    const days = new Map(groupTotals(x.priced, (c) => c.date).map(([d, t]) => [d, t]));
+    res.json({
+      ...x.envelope,
+      assumptions: x.a,
+      daily: daysOf(x.w.start, x.w.end).map((date) => ({
+        date,
+        ...roiOf(days.get(date) ?? totalsOf([]), x.a),
+      })),
+    });
+  });
+
+  r.get('/api/roi/by-tool', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    res.json({
+      ...x.envelope,
+      assumptions: x.a,
+      items: byCost(groupTotals(x.priced, (c) => c.toolName)).map(([tool, t]) => ({
+        tool_name: tool,
+        ...roiOf(t, x.a),
+      })),
+    });
+  });
+
+  r.get('/api/roi/by-user', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    const rest = x.priced.filter((c) => c.userId === null);
+    res.json({
+      ...x.envelope,
+      assumptions: x.a,
+      items: userGroups(x.priced).map(([id, t, g]) => ({
+        user_id: id,
+        username: usernameOf(g),
+        ...roiOf(t, x.a),
+      })),
+      unattributed: roiOf(totalsOf(rest), x.a),
+    });
+  });
+
+  r.get('/api/roi/summary', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    const defaultPriced = x.priced.filter((c) => c.pricedBy === 'default');
+    res.json({
+      ...x.envelope,
+      assumptions: x.a,
+      totals: roiOf(totalsOf(x.priced), x.a),
+      top_tools: byCost(groupTotals(x.priced, (c) => c.toolName))
+        .slice(0, 5)
+        .map(([tool, t]) => ({ tool_name: tool, ...roiOf(t, x.a) })),
+      top_users: userGroups(x.priced)
+        .slice(0, 5)
+        .map(([id, t, g]) => ({ user_id: id, username: usernameOf(g), ...roiOf(t, x.a) })),
+      pricing: {
+        prices_as_of: PRICES_AS_OF,
+        default_price: x.pricing.fallback,
+        default_priced_tokens: defaultPriced.reduce((s, c) => s + c.inputTokens + c.outputTokens, 0),
+      },
+    });
+  });
+
+  r.get('/api/roi/cost-breakdown', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    const all = totalsOf(x.priced).cost;
+    const costView = (t: Totals) => ({
+      requests: t.requests,
+      tokens: t.tokens,
+      input_tokens: t.inputTokens,
+      output_tokens: t.outputTokens,
+      cost: money(t.cost),
+      share_percent: ratio(t.cost * 100, all),
+    });
+    res.json({
+      ...x.envelope,
+      total_cost: money(all),
+      by_model: byCost(groupTotals(x.priced, (c) => c.model ?? '')).map(([model, t]) => {
+        const p = priceFor(x.pricing, model);
+        return {
+          model: model === '' ? null : model,
+          priced_by: p.priced_by,
+          matched: p.matched,
+          input_price_per_million: p.input,
+          output_price_per_million: p.output,
+          ...costView(t),
+        };
+      }),
+      by_tool: byCost(groupTotals(x.priced, (c) => c.toolName)).map(([tool, t]) => ({
+        tool_name: tool,
+        ...costView(t),
+      })),
+      by_source: byCost(groupTotals(x.priced, (c) => c.source)).map(([source, t]) => ({
+        source,
+        ...costView(t),
+      })),
+    });
+  });
+
+  r.get('/api/roi/daily-costs', ...guard, async (req, res) => {
+    const x = await loadRoi(deps, req);
+    const days = new Map(groupTotals(x.priced, (c) => c.date).map(([d, t, g]) => [d, { t, g }]));
+    res.json({
+      ...x.envelope,
+      total_cost: money(totalsOf(x.priced).cost),
+      daily: daysOf(x.w.start, x.w.end).map((date) => {
+        const d = days.get(date);
+        return {
+          date,
+          cost: money(d?.t.cost ?? 0),
+          tokens: d?.t.tokens ?? 0,
+          requests: d?.t.requests ?? 0,
+          by_tool: d
+            ? groupTotals(d.g, (c) => c.toolName).map(([tool, t]) => ({
+                tool_name: tool,
+                cost: money(t.cost),
+              }))
+            : [],
+        };
+      }),
+    });
+  });
+
+  r.get('/api/roi/pricing', ...guard, (_req, res) => {
+    const p = pricingFrom(deps.settings.pricing);
+    res.json({
+      estimate: true,
+      note: ROI_NOTE,
+      cost_currency: PRICE_CURRENCY,
+      prices_as_of: PRICES_AS_OF,
+      unit: 'per million tokens',
+      default_price: p.fallback,
+      models: Object.entries(p.table)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([model, price]) => ({ model, ...price })),
+    });
+  });
+
+  return r;
+}
