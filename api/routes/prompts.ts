@@ -1,0 +1,235 @@
+// Prompt templates (spec document 2, "Workspace (prompts and sessions)"; issue 11 item 6).
+//
+//   GET    /api/prompts                    own + visible public (+ featured first); ?category, search,
+//                                          tag, featured=true|false, limit (50, max 200), offset (0)
+//   POST   /api/prompts                    {name, description, category ('general'), content,
+//                                          variables: array, tags: array, is_public (false), is_featured?}
+//   GET    /api/prompts/categories         categories of the visible templates with counts
+//   GET    /api/prompts/featured           visible featured templates
+//   GET    /api/prompts/:template_id
+//   PUT    /api/prompts/:template_id       any create field (partial)
+//   DELETE /api/prompts/:template_id
+//   POST   /api/prompts/:template_id/render {variables: {name: value}} -> {rendered, ...}; use_count + 1
+//
+// Who sees and changes what: domain/workspace/prompt-access.ts (templates belong to the author's
+// tenant; public ones are visible inside that tenant only; invisible -> 404, visible but not yours
+// -> 403; is_featured by administrators only). Reading and rendering need an authenticated user;
+// creating, changing and deleting need `view_messages` (every role but readonly holds it).
+// Rendering: domain/workspace/prompt-render.ts (one pass, values never re-expanded).
+import { type Request, Router } from 'express';
+import { z } from 'zod';
+import {
+  type PromptTemplateRow,
+  promptTemplatesRepository,
+} from '../../db/repositories/workspace/prompt-templates.ts';
+import { ForbiddenError, NotFoundError } from '../../domain/errors.ts';
+import {
+  canChangeTemplate,
+  canFeature,
+  canSeeTemplate,
+  type PromptViewer,
+  promptViewer,
+} from '../../domain/workspace/prompt-access.ts';
+import { isVariableName, type PromptVariable, renderPrompt } from '../../domain/workspace/prompt-render.ts';
+import type { AppDeps } from '../deps.ts';
+import { authenticate, requirePermission } from '../middleware/auth.ts';
+import { parseInput } from '../middleware/validate.ts';
+
+export const DEFAULT_PROMPT_PAGE_SIZE = 50;
+const MAX_CONTENT = 100_000;
+
+const variableName = z
+  .string()
+  .refine(isVariableName, 'must be a letter or _ then letters, digits, _ . - (max 64)');
+const variable = z.union([
+  variableName,
+  z
+    .object({
+      name: variableName,
+      description: z.string().max(500).optional(),
+      default: z.string().max(10_000).optional(),
+    })
+    .strict(),
+]);
+const fields = {
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(2000).nullable(),
+  category: z.string().trim().min(1).max(50),
+  content: z.string().min(1).max(MAX_CONTENT),
+  variables: z.array(variable).max(100),
+  tags: z.array(z.string().trim().min(1).max(50)).max(50),
+  is_public: z.boolean(),
+  is_featured: z.boolean(),
+};
+const createBody = z.object({
+  ...fields,
+  description: fields.description.optional(),
+  category: fields.category.default('general'),
+  variables: fields.variables.default([]),
+  tags: fields.tags.default([]),
+  is_public: fields.is_public.default(false),
+  is_featured: fields.is_featured.optional(),
+});
+const updateBody = z.object(fields).partial();
+const listQuery = z.object({
+  category: z.string().min(1).max(50).optional(),
+  search: z.string().min(1).max(200).optional(),
+  tag: z.string().min(1).max(50).optional(),
+  featured: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(DEFAULT_PROMPT_PAGE_SIZE),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+const idParams = z.object({ template_id: z.coerce.number().int().positive().max(2_147_483_647) });
+const renderBody = z.object({
+  variables: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}),
+});
+
+const parseJsonArray = <T>(text: string | null): T[] => {
+  if (!text) return [];
+  try {
+    const v = JSON.parse(text);
+    return Array.isArray(v) ? v : [];
+  } catch {
+    return [];
+  }
+};
+
+export function templateView(row: PromptTemplateRow) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    category: row.category,
+    content: row.content,
+    variables: parseJsonArray<PromptVariable>(row.variables),
+    tags: parseJsonArray<string>(row.tags),
+    author_id: row.authorId,
+    tenant_id: row.tenantId,
+    is_public: row.isPublic,
+    is_featured: row.isFeatured,
+    use_count: row.useCount,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+const ownership = (row: PromptTemplateRow) => ({
+  authorId: row.authorId,
+  tenantId: row.tenantId,
+  isPublic: row.isPublic,
+});
+
+export function promptsRouter(deps: AppDeps): Router {
+  const r = Router();
+  const auth = authenticate(deps);
+  const write = requirePermission('view_messages');
+  const repo = () => promptTemplatesRepository(deps.database);
+  const viewerOf = (req: Request): PromptViewer => promptViewer(req.auth.user, req.auth.permissions);
+
+  /** The template if the caller may see it; 404 otherwise (existence not disclosed). */
+  async function visibleTemplate(req: Request): Promise<{ row: PromptTemplateRow; viewer: PromptViewer }> {
+    const { template_id } = parseInput(idParams, req.params);
+    const viewer = viewerOf(req);
+    const row = await repo().find(template_id);
+    if (!row || !canSeeTemplate(viewer, ownership(row))) throw new NotFoundError('Prompt template not found');
+    return { row, viewer };
+  }
+
+  async function changeableTemplate(req: Request) {
+    const found = await visibleTemplate(req);
+    if (!canChangeTemplate(found.viewer, ownership(found.row)))
+      throw new ForbiddenError('Only the author or an administrator can change this template');
+    return found;
+  }
+
+  const assertMayFeature = (viewer: PromptViewer, isFeatured: boolean | undefined) => {
+    if (isFeatured !== undefined && !canFeature(viewer))
+      throw new ForbiddenError('Only administrators can set is_featured');
+  };
+
+  r.get('/api/prompts', auth, async (req, res) => {
+    const q = parseInput(listQuery, req.query);
+    const { rows, total } = await repo().list(viewerOf(req), q, q);
+    res.json({ templates: rows.map(templateView), total, limit: q.limit, offset: q.offset });
+  });
+
+  r.get('/api/prompts/categories', auth, async (req, res) => {
+    res.json({ categories: await repo().categories(viewerOf(req)) });
+  });
+
+  r.get('/api/prompts/featured', auth, async (req, res) => {
+    const q = parseInput(listQuery.pick({ limit: true, offset: true }), req.query);
+    const { rows, total } = await repo().list(viewerOf(req), { featured: true }, q);
+    res.json({ templates: rows.map(templateView), total, limit: q.limit, offset: q.offset });
+  });
+
+  r.post('/api/prompts', auth, write, async (req, res) => {
+    const b = parseInput(createBody, req.body);
+    const viewer = viewerOf(req);
+    assertMayFeature(viewer, b.is_featured);
+    const now = deps.now();
+    const row = await repo().create({
+      name: b.name,
+      description: b.description ?? null,
+      category: b.category,
+      content: b.content,
+      variables: JSON.stringify(b.variables),
+      tags: JSON.stringify(b.tags),
+      authorId: req.auth.user.id,
+      tenantId: req.auth.user.tenantId,
+      isPublic: b.is_public,
+      isFeatured: b.is_featured ?? false,
+      createdAt: now,
+      updatedAt: now,
+    });
+    res.status(201).json({ template: templateView(row) });
+  });
+
+  r.get('/api/prompts/:template_id', auth, async (req, res) => {
+    const { row } = await visibleTemplate(req);
+    res.json({ template: templateView(row) });
+  });
+
+  r.put('/api/prompts/:template_id', auth, write, async (req, res) => {
+    const { row, viewer } = await changeableTemplate(req);
+    const b = parseInput(updateBody, req.body);
+    assertMayFeature(viewer, b.is_featured);
+    const updated = await repo().update(row.id, {
+      name: b.name,
+      description: b.description,
+      category: b.category,
+      content: b.content,
+      variables: b.variables === undefined ? undefined : JSON.stringify(b.variables),
+      tags: b.tags === undefined ? undefined : JSON.stringify(b.tags),
+      isPublic: b.is_public,
+      isFeatured: b.is_featured,
+      updatedAt: deps.now(),
+    });
+    if (!updated) throw new NotFoundError('Prompt template not found');
+    res.json({ template: templateView(updated) });
+  });
+
+  r.delete('/api/prompts/:template_id', auth, write, async (req, res) => {
+    const { row } = await changeableTemplate(req);
+    await repo().remove(row.id);
+    res.json({ message: 'Prompt template deleted', id: row.id });
+  });
+
+  r.post('/api/prompts/:template_id/render', auth, async (req, res) => {
+    const { row } = await visibleTemplate(req);
+    const b = parseInput(renderBody, req.body);
+    const values = Object.fromEntries(Object.entries(b.variables).map(([k, v]) => [k, String(v)]));
+    const { rendered, used } = renderPrompt(
+      row.content,
+      values,
+      parseJsonArray<PromptVariable>(row.variables),
+    );
+    const useCount = await repo().countUse(row.id);
+    res.json({ template_id: row.id, rendered, variables_used: used, use_count: useCount });
+  });
+
+  return r;
+}
