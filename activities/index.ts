@@ -1,6 +1,7 @@
 // Every activity the worker registers, built from the dependencies they need.
 import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
+import { createAlertWebhookActivities } from './alerts/webhook.ts';
 import { createMaintenanceActivities } from './maintenance.ts';
 import { createProbeActivities } from './probe.ts';
 import { createRemoteSessionActivities } from './remote-session.ts';
@@ -17,6 +18,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createProbeActivities(),
+    ...createAlertWebhookActivities(deps),
     ...createRemoteSessionActivities(deps),
     ...createMaintenanceActivities(deps),
     ...createCollectActivities(deps),

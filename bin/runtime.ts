@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.ts';
+import { attachAlertSocket } from '../api/alerts-socket.ts';
 import { createApp } from '../api/app.ts';
 import type { AppDeps } from '../api/deps.ts';
 import { createLogger } from '../api/logger.ts';
@@ -11,6 +12,7 @@ import { createTemporalAccess, type TemporalAccess } from '../api/temporal.ts';
 import type { Settings } from '../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../db/client.ts';
 import { checkCompatibility, upgrade } from '../migrations/runner.ts';
+import { startAlertWebhookTrigger } from '../services/alerts/webhook-delivery.ts';
 import { ensureMaintenanceSchedules } from '../services/maintenance-schedules.ts';
 import { ensureQuotaEnforcementSchedule } from '../services/quota-enforcement.ts';
 import { type RunningWorker, startWorker } from './worker-runtime.ts';
@@ -82,10 +84,14 @@ export async function listen(
       ),
     );
   });
+  // socket.io namespace /alerts on the same HTTP server (api/alerts-socket.ts).
+  const alertSocket = attachAlertSocket(server, deps);
   // Long polls and SSE are held open for up to ~25 s; keep idle sockets a little longer than that.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 300_000;
+  // Robot webhook pushes of every new alert (each instance subscribes; the workflow id delivers once).
+  const stopAlertWebhooks = startAlertWebhookTrigger(deps);
   const addr = server.address() as { port: number };
   const host = deps.settings.HOST.includes(':') ? `[${deps.settings.HOST}]` : deps.settings.HOST;
   return {
@@ -93,6 +99,8 @@ export async function listen(
     url: `http://${host}:${addr.port}`,
     close: () =>
       new Promise<void>((resolve) => {
+        alertSocket.close();
+        stopAlertWebhooks();
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 3000).unref();

@@ -44,6 +44,8 @@ const flatSchema = z.object({
   SVC_WORKSPACE_DIR: z.string().optional(),
   /** How often the PostgreSQL `session_stats` materialized view is refreshed (a Temporal schedule). */
   SVC_SESSION_STATS_REFRESH_MINUTES: z.coerce.number().int().min(1).max(1440).default(5),
+  /** Interval of the keepalive comment on GET /api/alerts/stream (milliseconds). */
+  SVC_ALERT_KEEPALIVE_MS: z.coerce.number().int().min(10).max(300_000).default(15_000),
   /** Extra Host names the API answers for, besides SVC_PUBLIC_URL's, HOST and loopback names. */
   SVC_ALLOWED_HOSTS: z
     .string()
@@ -71,6 +73,16 @@ const list = z.preprocess(
   z.array(z.string().min(1)),
 );
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const price = z.coerce.number().min(0).max(100_000);
+/** A JSON object given as a string (an environment value); anything else is left to the schema. */
+const jsonObject = (v: unknown) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+};
 
 const chatPlatformSection = z
   .object({
@@ -154,6 +166,23 @@ const sectionSchemas = {
       multi_tenant: bool.default(false),
       /** Seconds between two enforcement ticks (spec: every 60 s). */
       enforcement_interval_seconds: int(1, 86_400).default(60),
+    })
+    .strict(),
+  /**
+   * Cost estimates of the ROI endpoints (domain/roi/prices.ts): USD per million tokens. `models` is
+   * merged over the built-in list-price table, keyed by model-name prefix (`{"my-model": {"input": 1,
+   * "output": 2}}`; from the environment as a JSON string); unknown models use the default price.
+   */
+  pricing: z
+    .object({
+      models: z
+        .preprocess(
+          jsonObject,
+          z.record(z.string().min(1).max(100), z.object({ input: price, output: price }).strict()),
+        )
+        .default({}),
+      default_input_per_million: price.default(3),
+      default_output_per_million: price.default(15),
     })
     .strict(),
 } as const;

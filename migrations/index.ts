@@ -13,6 +13,9 @@ import usageEstimatedTokens from './versions/0011_usage_estimated_tokens.ts';
 import usageUploads from './versions/0012_usage_uploads.ts';
 import usageReadModel from './versions/0013_usage_read_model.ts';
 import usageReadIndexes from './versions/0014_usage_read_indexes.ts';
+import contentFilter from './versions/0015_content_filter.ts';
+import complianceReports from './versions/0018_compliance_reports.ts';
+import workspaceProjects from './versions/0020_workspace_projects.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -28,6 +31,9 @@ export const MIGRATIONS: Migration[] = [
   usageUploads,
   usageReadModel,
   usageReadIndexes,
+  contentFilter,
+  complianceReports,
+  workspaceProjects,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

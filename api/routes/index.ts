@@ -3,18 +3,25 @@ import type { Express } from 'express';
 import type { AppDeps } from '../deps.ts';
 import { adminQuotaRouter } from './admin-quota.ts';
 import { adminUsersRouter } from './admin-users.ts';
+import { alertWebhookRouter } from './alert-webhook.ts';
+import { alertsRouter } from './alerts.ts';
 import { analysisRouter } from './analytics/analysis.ts';
 import { analyticsRouter } from './analytics/analytics.ts';
 import { forecastRouter } from './analytics/forecast.ts';
 import { apiKeysRouter } from './api-keys.ts';
 import { auditLogsRouter } from './audit-logs.ts';
 import { authRouter } from './auth.ts';
+import { complianceRouter } from './compliance.ts';
+import { contentFilterRouter } from './content-filter.ts';
 import { opsRouter } from './ops.ts';
+import { optimizationRouter } from './optimization.ts';
+import { promptsRouter } from './prompts.ts';
 import { quotaRouter } from './quota.ts';
 import { apiKeyVaultRouter } from './remote/api-keys.ts';
 import { mountRemoteRoutes } from './remote/index.ts';
 import { mountLlmProxy } from './remote/llm-proxy.ts';
 import { usageReportRouter } from './remote/usage-report.ts';
+import { roiRouter } from './roi.ts';
 import { securitySettingsRouter } from './security-settings.ts';
 import { tenantsRouter } from './tenants.ts';
 import { uploadRouter } from './upload.ts';
@@ -25,6 +32,7 @@ import { myUsageRouter } from './usage/my-usage.ts';
 import { requestStatsRouter } from './usage/request-stats.ts';
 import { summaryRefreshRouter } from './usage/summary-refresh.ts';
 import { usageRouter } from './usage/usage.ts';
+import { workspaceSessionsRouter } from './workspace-sessions.ts';
 
 /** Routes that read the raw request stream (the model proxy, streamed uploads); before the JSON parser. */
 export function mountStreamingRoutes(app: Express, deps: AppDeps) {
@@ -40,7 +48,11 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use('/api/api-keys', apiKeysRouter(deps));
   app.use('/api/security-settings', securitySettingsRouter(deps));
   app.use(auditLogsRouter(deps));
+  app.use(complianceRouter(deps));
   app.use(quotaRouter(deps));
+  app.use(contentFilterRouter(deps));
+  app.use(alertWebhookRouter(deps));
+  app.use(alertsRouter(deps));
   app.use(adminQuotaRouter(deps));
   app.use(summaryRefreshRouter(deps));
   app.use(apiKeyVaultRouter(deps));
@@ -50,9 +62,13 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(analysisRouter(deps));
   app.use(analyticsRouter(deps));
   app.use(forecastRouter(deps));
+  app.use(roiRouter(deps));
+  app.use(optimizationRouter(deps));
   app.use(usageRouter(deps));
   app.use(messagesRouter(deps));
   app.use(requestStatsRouter(deps));
   app.use(myUsageRouter(deps));
+  app.use(promptsRouter(deps));
+  app.use(workspaceSessionsRouter(deps));
   mountRemoteRoutes(app, deps);
 }

@@ -1,4 +1,5 @@
-import { pgTable, real, uniqueIndex } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { index, integer, pgTable, real, uniqueIndex } from 'drizzle-orm/pg-core';
 import { bool, createdAt, day, id, int, str, ts, txt, updatedAt } from './columns.ts';
 
 export const contentFilterRules = pgTable('content_filter_rules', {
@@ -12,6 +13,16 @@ export const contentFilterRules = pgTable('content_filter_rules', {
   tenantId: int('tenant_id'),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
+});
+
+/**
+ * Added by 0015_content_filter: one row (id 1) whose version is bumped by every write to
+ * content_filter_rules, so each API instance notices a rule change and drops its compiled rules
+ * (services/content-filter.ts).
+ */
+export const contentFilterVersion = pgTable('content_filter_version', {
+  id: integer('id').primaryKey(),
+  version: integer('version').notNull().default(0),
 });
 
 export const anomalyStatus = pgTable('anomaly_status', {
@@ -40,17 +51,24 @@ export const insightsReports = pgTable('insights_reports', {
   createdAt: createdAt(),
 });
 
-export const projects = pgTable('projects', {
-  id: id(),
-  tenantId: int('tenant_id').notNull().default(1),
-  path: str('path', 500).notNull(),
-  name: str('name', 200),
-  description: txt('description'),
-  createdBy: int('created_by'),
-  isActive: bool('is_active', true),
-  isShared: bool('is_shared', false),
-  createdAt: createdAt(),
-});
+export const projects = pgTable(
+  'projects',
+  {
+    id: id(),
+    tenantId: int('tenant_id').notNull().default(1),
+    path: str('path', 500).notNull(),
+    name: str('name', 200),
+    description: txt('description'),
+    createdBy: int('created_by'),
+    isActive: bool('is_active', true),
+    isShared: bool('is_shared', false),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    // 0020_workspace_projects: a path is unique per tenant among active projects.
+    uniqueIndex('projects_tenant_path_active').on(t.tenantId, t.path).where(sql`is_active`),
+  ],
+);
 
 export const userProjects = pgTable(
   'user_projects',
@@ -65,22 +83,26 @@ export const userProjects = pgTable(
   (t) => [uniqueIndex('user_projects_key').on(t.userId, t.projectId)],
 );
 
-export const promptTemplates = pgTable('prompt_templates', {
-  id: id(),
-  name: str('name', 200).notNull(),
-  description: txt('description'),
-  category: str('category', 50).notNull().default('general'),
-  content: txt('content').notNull(),
-  variables: txt('variables'),
-  tags: txt('tags'),
-  authorId: int('author_id'),
-  tenantId: int('tenant_id'),
-  isPublic: bool('is_public', false),
-  isFeatured: bool('is_featured', false),
-  useCount: int('use_count').notNull().default(0),
-  createdAt: createdAt(),
-  updatedAt: updatedAt(),
-});
+export const promptTemplates = pgTable(
+  'prompt_templates',
+  {
+    id: id(),
+    name: str('name', 200).notNull(),
+    description: txt('description'),
+    category: str('category', 50).notNull().default('general'),
+    content: txt('content').notNull(),
+    variables: txt('variables'),
+    tags: txt('tags'),
+    authorId: int('author_id'),
+    tenantId: int('tenant_id'),
+    isPublic: bool('is_public', false),
+    isFeatured: bool('is_featured', false),
+    useCount: int('use_count').notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('prompt_templates_tenant').on(t.tenantId)],
+);
 
 export const ssoProviders = pgTable('sso_providers', {
   id: id(),

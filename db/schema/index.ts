@@ -1,6 +1,7 @@
 // The whole relational schema, one definition for both dialects (see columns.ts).
 export * from './autonomous.ts';
 export * from './collectors.ts';
+export * from './compliance.ts';
 export * from './governance.ts';
 export * from './identity.ts';
 export * from './proxy.ts';

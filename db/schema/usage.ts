@@ -33,6 +33,12 @@ export const dailyMessages = pgTable(
      * `content` lives beside the table (db/full-text.ts), created by raw SQL in the same revision.
      */
     tenantId: integer('tenant_id').notNull().default(1),
+    /**
+     * Added by 0015_content_filter: the content filter's verdict for an uploaded message of a tenant
+     * with content_filter_enabled (`blocked`, `review`, `warn`); null when unchecked or clean. A
+     * blocked message is stored flagged, never dropped.
+     */
+    filterVerdict: str('filter_verdict', 20),
   },
   (t) => [
     uniqueIndex('daily_messages_natural_key').on(t.date, t.toolName, t.messageId, t.hostName),

@@ -177,3 +177,33 @@ test('quota section: multi-tenant switch off and 60 s interval by default; env a
     (err: Error) => err instanceof SettingsError && /quota\.enforcement_interval_seconds/.test(err.message),
   );
 });
+
+test('pricing section: empty overrides and a 3/15 default price; file objects and env JSON override', () => {
+  const d = dir();
+  const s = loadSettings({ SVC_DATA_DIR: d });
+  assert.deepEqual(s.pricing.models, {});
+  assert.equal(s.pricing.default_input_per_million, 3);
+  assert.equal(s.pricing.default_output_per_million, 15);
+
+  const e = loadSettings({
+    SVC_DATA_DIR: d,
+    SVC_PRICING__MODELS: '{"house-model": {"input": 1, "output": 2}}',
+    SVC_PRICING__DEFAULT_OUTPUT_PER_MILLION: '20',
+  });
+  assert.deepEqual(e.pricing.models, { 'house-model': { input: 1, output: 2 } });
+  assert.equal(e.pricing.default_output_per_million, 20);
+  assert.equal(e.sources['pricing.models'], 'env');
+
+  const f = dir();
+  writeFileSync(
+    path.join(f, 'config.json'),
+    JSON.stringify({ pricing: { models: { 'gpt-4o': { input: 2, output: 9 } } } }),
+  );
+  assert.deepEqual(loadSettings({ SVC_DATA_DIR: f }).pricing.models, { 'gpt-4o': { input: 2, output: 9 } });
+
+  assert.throws(() => loadSettings({ SVC_DATA_DIR: d, SVC_PRICING__MODELS: 'not json' }), SettingsError);
+  assert.throws(
+    () => loadSettings({ SVC_DATA_DIR: d, SVC_PRICING__MODELS: '{"m": {"input": -1, "output": 2}}' }),
+    SettingsError,
+  );
+});
