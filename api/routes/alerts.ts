@@ -12,6 +12,7 @@ import { type AlertViewer, alertViewer, SEVERITIES } from '../../domain/alert-vi
 import { NotFoundError } from '../../domain/errors.ts';
 import { type AlertEvent, alertBusFor } from '../../services/alerts/bus.ts';
 import { openAlertFeed } from '../../services/alerts/stream.ts';
+import { webhookPreferenceView } from '../../services/alerts/webhook-preference.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
@@ -72,15 +73,22 @@ export function alertsRouter(deps: AppDeps) {
     res.json({ unread_count: await alerts.unreadCount(await viewerOf(req)) });
   });
 
+  // The robot webhook is set through /api/alerts/preferences/webhook (api/routes/alert-webhook.ts);
+  // it is shown here without its secret.
+  const withWebhook = async (userId: number, p: object) => ({
+    ...p,
+    ...(await webhookPreferenceView(deps.database, userId)),
+  });
+
   r.get('/api/alerts/preferences', async (req, res) => {
-    res.json(await prefs.get(req.auth.user.id));
+    res.json(await withWebhook(req.auth.user.id, await prefs.get(req.auth.user.id)));
   });
 
   r.put('/api/alerts/preferences', async (req, res) => {
     const body = parseInput(preferencesBody, req.body);
     const merged = { ...(await prefs.get(req.auth.user.id)), ...body };
     await prefs.put(req.auth.user.id, merged, deps.now());
-    res.json(merged);
+    res.json(await withWebhook(req.auth.user.id, merged));
   });
 
   r.post('/api/alerts/read-all', async (req, res) => {

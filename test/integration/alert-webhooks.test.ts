@@ -217,6 +217,10 @@ test('a per-user secret is stored only as ciphertext and never returned', async 
   assert.deepEqual(r.body, { webhook_url: saved, has_secret: true });
   const g = await call(app.url, 'GET', '/api/alerts/preferences/webhook', { auth: user.session });
   assert.deepEqual(g.body, { webhook_url: saved, has_secret: true });
+  const prefs = await call(app.url, 'GET', '/api/alerts/preferences', { auth: user.session });
+  assert.equal(prefs.body.webhook_url, saved, 'the notification preferences show the webhook');
+  assert.equal(prefs.body.has_secret, true);
+  assert.ok(!JSON.stringify(prefs.body).includes(USER_SECRET));
   const [row] = await q<{ webhook_url: string; webhook_secret_encrypted: string }>(
     'SELECT webhook_url, webhook_secret_encrypted FROM notification_preferences WHERE user_id = ?',
     [user.id],

@@ -198,7 +198,13 @@ test('preferences: defaults, partial update, min_severity honoured, validation',
   const s = await login(app.url, fresh.username, PASSWORD);
   const d = await get(s, '/api/alerts/preferences');
   assert.equal(d.status, 200);
-  assert.deepEqual(d.body, { email_enabled: true, push_enabled: true, min_severity: 'warning' });
+  assert.deepEqual(d.body, {
+    email_enabled: true,
+    push_enabled: true,
+    min_severity: 'warning',
+    webhook_url: null,
+    has_secret: false,
+  });
 
   await raise({ userId: fresh.id, tenantId: cast.tenantA, severity: 'info' });
   await raise({ userId: fresh.id, tenantId: cast.tenantA, severity: 'warning' });
@@ -212,7 +218,13 @@ test('preferences: defaults, partial update, min_severity honoured, validation',
     body: { min_severity: 'info' },
   });
   assert.equal(put.status, 200);
-  assert.deepEqual(put.body, { email_enabled: true, push_enabled: true, min_severity: 'info' });
+  assert.deepEqual(put.body, {
+    email_enabled: true,
+    push_enabled: true,
+    min_severity: 'info',
+    webhook_url: null,
+    has_secret: false,
+  });
   assert.equal((await get(s, '/api/alerts')).body.total, 3);
 
   await api(app.url, 'PUT', '/api/alerts/preferences', {
@@ -223,6 +235,8 @@ test('preferences: defaults, partial update, min_severity honoured, validation',
     email_enabled: false,
     push_enabled: true,
     min_severity: 'critical',
+    webhook_url: null,
+    has_secret: false,
   });
   assert.equal((await get(s, '/api/alerts')).body.total, 1);
   assert.equal((await get(s, '/api/alerts/unread-count')).body.unread_count, 1);
