@@ -8,11 +8,10 @@
 // the handle, hence the bus).
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import pg from 'pg';
 import type { DatabaseHandle } from '../db/client.ts';
+import { listenWithReconnect } from '../db/pg-listen.ts';
 
 const CHANNEL = 'svc_remote_bus';
-const RECONNECT_MS = 1000;
 
 export const topics = {
   machineCommands: (machineId: string) => `m:${machineId}`,
@@ -117,54 +116,14 @@ function createBus(database: DatabaseHandle): RemoteBus {
   return bus;
 }
 
+/** Follows the other instances' events (a payload is `<origin> <topic>`; our own are skipped). */
 function startListener(database: DatabaseHandle, origin: string, emit: (topic: string) => void) {
-  const options = database.pool!.options;
-  let client: pg.Client | undefined;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-
-  const connect = async () => {
-    if (stopped) return;
-    const c = new pg.Client({ ...options, connectionString: options.connectionString } as pg.ClientConfig);
-    c.on('error', () => undefined);
-    c.on('notification', (msg) => {
-      const payload = msg.payload ?? '';
+  return listenWithReconnect(database, CHANNEL, {
+    notification: (payload) => {
       const space = payload.indexOf(' ');
       if (space < 0 || payload.slice(0, space) === origin) return;
       emit(payload.slice(space + 1));
-    });
-    c.on('end', () => {
-      if (client === c) client = undefined;
-      schedule();
-    });
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${CHANNEL}`);
-      if (stopped) {
-        await c.end().catch(() => undefined);
-        return;
-      }
-      client = c;
-      emit('*');
-    } catch {
-      await c.end().catch(() => undefined);
-      schedule();
-    }
-  };
-  const schedule = () => {
-    if (stopped || timer) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      void connect();
-    }, RECONNECT_MS);
-    timer.unref();
-  };
-  void connect();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await client?.end().catch(() => undefined);
     },
-  };
+    connected: () => emit('*'),
+  });
 }

@@ -11,9 +11,9 @@
 // lower id that commits after a higher one was read would be skipped; alert inserts are single
 // statements or short transactions, so a short re-read window (REREAD) catches late commits, with
 // the ids already delivered remembered so nothing is emitted twice.
-import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/client.ts';
+import { listenWithReconnect } from '../../db/pg-listen.ts';
 import { ALERTS_CHANNEL, type AlertRow, alertsAfter, maxAlertId } from '../../db/repositories/alerts.ts';
 
 export interface AlertEvent {
@@ -44,7 +44,6 @@ const PG_POLL_MS = 2000;
 const BATCH = 500;
 /** Ids this far below the cursor are read again (PostgreSQL late commits); see the header. */
 const REREAD = 50;
-const RECONNECT_MS = 1000;
 
 const buses = new WeakMap<object, Wakeable>();
 
@@ -151,7 +150,11 @@ function createAlertBus(database: DatabaseHandle, logger?: Logger): Wakeable {
       cursor = await maxAlertId(database.sql);
       floor = cursor;
       running = true;
-      if (postgres && database.pool) listener = startListener(database, () => void read());
+      if (postgres && database.pool)
+        listener = listenWithReconnect(database, ALERTS_CHANNEL, {
+          notification: () => void read(),
+          connected: () => void read(),
+        });
       tick();
       const close = database.close.bind(database);
       database.close = async () => {
@@ -175,53 +178,6 @@ function createAlertBus(database: DatabaseHandle, logger?: Logger): Wakeable {
     ready: () => start(),
     wake() {
       if (running && !stopped) void read();
-    },
-  };
-}
-
-/** LISTENs on the alerts channel on a dedicated connection, reconnecting when it drops. */
-function startListener(database: DatabaseHandle, wake: () => void) {
-  const options = database.pool!.options;
-  let client: pg.Client | undefined;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const connect = async () => {
-    if (stopped) return;
-    const c = new pg.Client({ ...options } as pg.ClientConfig);
-    c.on('error', () => undefined);
-    c.on('notification', wake);
-    c.on('end', () => {
-      if (client === c) client = undefined;
-      schedule();
-    });
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${ALERTS_CHANNEL}`);
-      if (stopped) {
-        await c.end().catch(() => undefined);
-        return;
-      }
-      client = c;
-      wake();
-    } catch {
-      await c.end().catch(() => undefined);
-      schedule();
-    }
-  };
-  const schedule = () => {
-    if (stopped || timer) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      void connect();
-    }, RECONNECT_MS);
-    timer.unref();
-  };
-  void connect();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await client?.end().catch(() => undefined);
     },
   };
 }
