@@ -1,12 +1,16 @@
 // Optimization (spec document 2, "Return on investment" table): GET /api/optimization/suggestions
-// (rules from concrete signals, domain/roi/suggestions.ts), /cost-trend (estimated daily cost and its
+// (rules from concrete signals, domain/roi/suggestions.ts, and idle token quotas of the users in view
+// and, for tenant-wide viewers without a user filter, of the tenants in scope, domain/roi/idle-quota.ts;
+// the tool filter does not apply to quotas, which cover every tool), /cost-trend (estimated daily cost and its
 // trailing 7-day moving average) and /efficiency (tokens per request, output/input ratio and cost per
 // request, overall, per tool and per user). Same query, permission (view_analysis), tenant scope and
 // own-figures rule as the ROI endpoints (roi.ts loadRoi); figures are planning estimates (rule 4).
 import { Router } from 'express';
+import { quotaSubjects } from '../../db/repositories/roi.ts';
 import { daysOf } from '../../domain/analytics/days.ts';
 import { ratio } from '../../domain/analytics/figures.ts';
 import { groupTotals, movingAverage, type Totals, totalsOf } from '../../domain/roi/figures.ts';
+import { IDLE_QUOTA, idleQuotaSuggestions } from '../../domain/roi/idle-quota.ts';
 import { money } from '../../domain/roi/prices.ts';
 import { suggest, THRESHOLDS } from '../../domain/roi/suggestions.ts';
 import type { AppDeps } from '../deps.ts';
@@ -32,7 +36,20 @@ export function optimizationRouter(deps: AppDeps): Router {
 
   r.get('/api/optimization/suggestions', ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
-    res.json({ ...x.envelope, thresholds: THRESHOLDS, suggestions: suggest(x.priced, x.cache, x.pricing) });
+    const subjects = await quotaSubjects(deps.database.sql, x.scope, {
+      start: x.w.start,
+      end: x.w.end,
+      userId: x.userId,
+      withTenants: x.tenantWide && x.userId === undefined,
+    });
+    res.json({
+      ...x.envelope,
+      thresholds: { ...THRESHOLDS, idleQuota: IDLE_QUOTA },
+      suggestions: [
+        ...suggest(x.priced, x.cache, x.pricing),
+        ...idleQuotaSuggestions(subjects, daysOf(x.w.start, x.w.end)),
+      ],
+    });
   });
 
   r.get('/api/optimization/cost-trend', ...guard, async (req, res) => {

@@ -1,7 +1,9 @@
 // Return on investment (spec document 2, "Return on investment"): GET /api/roi, /trend, /by-tool,
 // /by-user, /summary, /cost-breakdown, /daily-costs, and /api/roi/pricing (the effective price table,
-// read-only; it is edited through the `pricing` settings section). Every answer is labelled as a
-// planning estimate (rule 4: `estimate: true` and `note`); `currency` only labels the labor value.
+// read-only, kept for earlier clients; the price table and its admin edits are /api/roi/prices,
+// roi-prices.ts, mounted here). Every cost reads the effective table (admin > config > builtin) through
+// `currentPrices`. Every answer is labelled as a planning estimate (rule 4: `estimate: true` and
+// `note`); `currency` only labels the labor value.
 //
 // Who sees what (permission view_analysis; tenant scope by rule 5 through domain/tenant-scope.ts):
 // administrators and holders of `view_users` (managers) see their tenant's figures (system admins all
@@ -26,11 +28,12 @@ import {
   type Totals,
   totalsOf,
 } from '../../domain/roi/figures.ts';
-import { money, PRICE_CURRENCY, PRICES_AS_OF, priceFor, pricingFrom } from '../../domain/roi/prices.ts';
+import { money, PRICE_CURRENCY, PRICES_AS_OF, priceFor } from '../../domain/roi/prices.ts';
 import { readScope } from '../../domain/tenant-scope.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
+import { currentPrices, roiPricesRouter } from './roi-prices.ts';
 
 export const OWN_FIGURES_ONLY = 'You may only view your own figures';
 
@@ -47,7 +50,7 @@ export async function loadRoi(deps: AppDeps, req: Request) {
     throw new ForbiddenError(OWN_FIGURES_ONLY);
   const userId = tenantWide ? q.user_id : user.id;
   const scope = readScope(user);
-  const pricing = pricingFrom(deps.settings.pricing);
+  const pricing = (await currentPrices(deps)).pricing;
   const repo = roiRepository(deps.database.sql);
   const f = { start: w.start, end: w.end, toolName: q.tool_name, userId };
   const [cells, usage] = await Promise.all([
@@ -74,7 +77,7 @@ export async function loadRoi(deps: AppDeps, req: Request) {
     currency: q.currency,
     cost_currency: PRICE_CURRENCY,
   };
-  return { q, a: assumptionsOf(q), w, priced, cache, pricing, envelope };
+  return { q, a: assumptionsOf(q), w, priced, cache, pricing, envelope, scope, userId, tenantWide };
 }
 
 /** Groups ordered by estimated cost, highest first (ties by key). */
@@ -94,6 +97,7 @@ const usernameOf = (g: PricedCell[]) => g.find((c) => c.username !== null)?.user
 export function roiRouter(deps: AppDeps): Router {
   const r = Router();
   const guard = [authenticate(deps), requirePermission('view_analysis')];
+  r.use(roiPricesRouter(deps));
 
   r.get('/api/roi', ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
@@ -221,18 +225,16 @@ export function roiRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/roi/pricing', ...guard, (_req, res) => {
-    const p = pricingFrom(deps.settings.pricing);
+  r.get('/api/roi/pricing', ...guard, async (_req, res) => {
+    const p = await currentPrices(deps);
     res.json({
       estimate: true,
       note: ROI_NOTE,
       cost_currency: PRICE_CURRENCY,
       prices_as_of: PRICES_AS_OF,
       unit: 'per million tokens',
-      default_price: p.fallback,
-      models: Object.entries(p.table)
-        .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([model, price]) => ({ model, ...price })),
+      default_price: p.pricing.fallback,
+      models: p.rows,
     });
   });
 

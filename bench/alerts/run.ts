@@ -19,6 +19,7 @@ import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
 import { loadSettings } from '../../config/settings.ts';
 import { openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
+import { alertBusFor } from '../../services/alerts/bus.ts';
 import { raiseAlert } from '../../services/alerts/raise.ts';
 import { createTestDatabase } from '../../test/support/database.ts';
 
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     sse: { type: 'string', default: '500' },
     sockets: { type: 'string', default: '500' },
     alerts: { type: 'string', default: '30' },
+    /** Print the statements sent while alerts were measured, by text. */
+    statements: { type: 'boolean', default: false },
   },
 });
 const SSE = Number(values.sse);
@@ -37,6 +40,10 @@ const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
 /** alert_id -> the time it was raised (performance.now()), and the latencies seen per transport. */
 const raisedAt = new Map<string, number>();
 const latencies = { sse: [] as number[], socket: [] as number[] };
+/** Per alert, where the time went: raiseAlert returned (stored, and NOTIFYd on PostgreSQL), the bus
+ * emitted it to this process's subscribers, the last client had it. */
+const stages = { stored: [] as number[], emitted: [] as number[], last: [] as number[] };
+let emittedAt = 0;
 let received = 0;
 let onReceived: (() => void) | undefined;
 const record = (kind: 'sse' | 'socket', alertId: string) => {
@@ -132,6 +139,23 @@ async function main() {
         )),
       );
     const clients = SSE + SOCKETS;
+    // Counts the statements this process sends while alerts are raised and delivered.
+    let statements = 0;
+    const texts = new Map<string, number>();
+    const query = database.sql.query.bind(database.sql);
+    database.sql.query = ((...args: Parameters<typeof query>) => {
+      statements++;
+      if (values.statements) {
+        const t = args[0].replace(/\s+/g, ' ').slice(0, 90);
+        texts.set(t, (texts.get(t) ?? 0) + 1);
+      }
+      return query(...args);
+    }) as typeof query;
+    let measuredStatements = 0;
+    // Registered after the SSE and socket.io subscribers: runs once the bus hands the alert over.
+    alertBusFor(deps).subscribe(() => {
+      emittedAt = performance.now();
+    });
     // Warm-up alert, not counted.
     for (let n = -1; n < ALERTS; n++) {
       const alertId = `bench-${n}-${Date.now()}`;
@@ -141,7 +165,9 @@ async function main() {
           if (received >= clients) resolve();
         };
       });
-      raisedAt.set(alertId, performance.now());
+      const before = statements;
+      const t0 = performance.now();
+      raisedAt.set(alertId, t0);
       await raiseAlert(database, {
         alertId,
         alertType: 'bench',
@@ -151,10 +177,19 @@ async function main() {
         userId: body.user.id,
         tenantId: null,
       });
+      const stored = performance.now();
       await all;
+      const last = performance.now();
       if (n < 0) {
         latencies.sse.length = 0;
         latencies.socket.length = 0;
+      } else {
+        stages.stored.push(stored - t0);
+        stages.emitted.push(emittedAt - t0);
+        stages.last.push(last - t0);
+        // Includes statements a read triggered by this alert's notification sends after delivery.
+        await new Promise((r) => setTimeout(r, 5));
+        measuredStatements += statements - before;
       }
     }
     console.log(
@@ -166,6 +201,15 @@ async function main() {
         `${kind === 'sse' ? 'SSE      ' : 'socket.io'}  deliveries ${String(xs.length).padStart(6)}  p50 ${pct(xs, 50).toFixed(1).padStart(6)} ms  p99 ${pct(xs, 99).toFixed(1).padStart(6)} ms  max ${Math.max(...xs).toFixed(1)} ms`,
       );
     }
+    const stage = (name: string, xs: number[]) =>
+      `${name} p50 ${pct(xs, 50).toFixed(1)} / max ${Math.max(...xs).toFixed(1)} ms`;
+    console.log(
+      `statements per alert (insert, NOTIFY and reads): ${(measuredStatements / ALERTS).toFixed(2)}`,
+    );
+    for (const [t, count] of [...texts].sort((a, b) => b[1] - a[1])) console.log(`  ${count}x ${t}`);
+    console.log(
+      `per alert: ${stage('stored', stages.stored)};  ${stage('bus handed to every subscriber', stages.emitted)};  ${stage('last client', stages.last)}`,
+    );
   } finally {
     for (const s of sockets) s.close();
     for (const r of readers) await r.cancel().catch(() => undefined);

@@ -27,20 +27,81 @@ export interface AlertInsert {
   at: Date;
 }
 
-/** Inserts the alert unless its alert_id is stored; returns the row id, or undefined when it was. */
+/**
+ * Inserts the alert unless its alert_id is stored; returns the row id, or undefined when it was.
+ *
+ * On PostgreSQL the insert and the NOTIFY on ALERTS_CHANNEL are one statement (one round trip), and
+ * the notification carries the row itself (`<id> <json>`, see alertNotification), so no instance
+ * has to SELECT a new alert to deliver it. The NOTIFY is sent at commit when inside a transaction.
+ */
 export async function insertAlert(sql: RawSql, a: AlertInsert): Promise<number | undefined> {
-  const rows = await sql.query<{ id: number }>(
-    `INSERT INTO alerts (alert_id, alert_type, severity, title, message, user_id, tenant_id, read, created_at)
+  const values = [a.alertId, a.alertType, a.severity, a.title, a.message, a.userId, a.tenantId, false, a.at];
+  const insert = `INSERT INTO alerts (alert_id, alert_type, severity, title, message, user_id, tenant_id, read, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (alert_id) DO NOTHING RETURNING id`,
-    [a.alertId, a.alertType, a.severity, a.title, a.message, a.userId, a.tenantId, false, a.at],
-  );
+     ON CONFLICT (alert_id) DO NOTHING RETURNING id`;
+  const rows =
+    sql.dialect === 'postgres'
+      ? await sql.query<{ id: number }>(
+          `WITH ins AS (${insert})
+           SELECT id, pg_notify(?, CAST(id AS text) || ?) AS notified FROM ins`,
+          [...values, ALERTS_CHANNEL, alertNotificationBody(a)],
+        )
+      : await sql.query<{ id: number }>(insert, values);
   if (rows[0] === undefined) return undefined;
-  const id = Number(rows[0].id);
-  // Wakes every instance's alert bus at once (delivered at commit when inside a transaction).
-  if (sql.dialect === 'postgres') await sql.query('SELECT pg_notify(?, ?)', [ALERTS_CHANNEL, String(id)]);
-  return id;
+  return Number(rows[0].id);
 }
+
+/** PostgreSQL NOTIFY payloads must be shorter than 8000 bytes; larger alerts send only their id. */
+const MAX_NOTIFY_BODY = 7_900;
+
+/** The part of the notification after the id: ` <json of the row without id>`, or '' when too large. */
+function alertNotificationBody(a: AlertInsert): string {
+  const body = ` ${JSON.stringify({
+    alert_id: a.alertId,
+    alert_type: a.alertType,
+    severity: a.severity,
+    title: a.title,
+    message: a.message,
+    user_id: a.userId,
+    tenant_id: a.tenantId,
+    created_at: a.at.toISOString(),
+  })}`;
+  return Buffer.byteLength(body) <= MAX_NOTIFY_BODY ? body : '';
+}
+
+/**
+ * The new alert a notification names: its id, and the row when the payload carries it (null when the
+ * row must be read, e.g. a large alert). Undefined for a payload that is not an alert notification.
+ */
+export function alertOfNotification(payload: string): { id: number; row: AlertRow | null } | undefined {
+  const space = payload.indexOf(' ');
+  const id = Number(space < 0 ? payload : payload.slice(0, space));
+  if (!Number.isSafeInteger(id) || id <= 0) return undefined;
+  if (space < 0) return { id, row: null };
+  try {
+    const r = JSON.parse(payload.slice(space + 1)) as Record<string, unknown>;
+    if (typeof r.alert_id !== 'string' || typeof r.title !== 'string' || typeof r.created_at !== 'string')
+      return { id, row: null };
+    return { id, row: alertRowOf({ ...r, id, read: false }) };
+  } catch {
+    return { id, row: null };
+  }
+}
+
+/** The row `insertAlert` just stored, as every reader sees it (the bus hands it over without a read). */
+export const insertedAlertRow = (id: number, a: AlertInsert): AlertRow =>
+  alertRowOf({
+    id,
+    alert_id: a.alertId,
+    alert_type: a.alertType,
+    severity: a.severity,
+    title: a.title,
+    message: a.message,
+    user_id: a.userId,
+    tenant_id: a.tenantId,
+    read: false,
+    created_at: a.at,
+  });
 
 /** The channel `insertAlert` NOTIFYs on PostgreSQL (payload: the new row id); the alert bus LISTENs. */
 export const ALERTS_CHANNEL = 'svc_alerts';

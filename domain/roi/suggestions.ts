@@ -7,13 +7,19 @@
 //   high_tokens_per_request a tool with >= 3 requests uses > 1.5x the overall tokens per request
 //                           (only when at least two tools are in use).
 //   unpriced_models         tokens were priced at the default price because no table entry matched.
+//   idle_quota              a user's or tenant's token quota far above its use (idle-quota.ts).
 import { ratio, round2 } from '../analytics/figures.ts';
 import type { PricedCell, Totals } from './figures.ts';
 import { groupTotals, totalsOf } from './figures.ts';
 import { costOf, money, PREMIUM_OUTPUT_PRICE, type Pricing, priceFor } from './prices.ts';
 
 export interface Suggestion {
-  type: 'expensive_model_share' | 'low_cache_hit_rate' | 'high_tokens_per_request' | 'unpriced_models';
+  type:
+    | 'expensive_model_share'
+    | 'low_cache_hit_rate'
+    | 'high_tokens_per_request'
+    | 'unpriced_models'
+    | 'idle_quota';
   severity: 'info' | 'warning';
   title: string;
   detail: string;
@@ -99,7 +105,8 @@ export function suggest(
       type: 'unpriced_models',
       severity: 'info',
       title: 'Some usage was priced at the default price',
-      detail: 'Add these models to the pricing table (settings section `pricing`) for closer estimates.',
+      detail:
+        'Add these models to the price table (PUT /api/roi/prices, or the settings section `pricing`) for closer estimates.',
       signal: {
         tokens: unpricedTokens,
         models: [...new Set(unpriced.map((c) => c.model ?? '(none)'))].sort(),

@@ -7,6 +7,14 @@
 // a fallback (every PG_POLL_MS) for a lost connection. It starts lazily on the first subscribe and
 // stops when the database handle closes (the app's resources close with the handle).
 //
+// Each instance reads a new alert at most once and fans it out in memory (every subscriber gets the
+// same event object; each decides visibility itself through domain/alert-visibility.ts). In the usual
+// case it does not read it at all: the PostgreSQL notification carries the row (`<id> <json>`), and an
+// alert raised in this process is handed over by raiseAlert (`wakeAlertBus(database, row)`) when it is
+// the very next id after the cursor (nothing can be missing before it). Anything else (a gap, a row
+// too large for the payload, a read in flight, a lost notification) falls back to the cursor read.
+// Delivery follows commit order. Measured in bench/alerts/README.md.
+//
 // Known limit (PostgreSQL): ids are taken from a sequence before commit, so a transaction holding a
 // lower id that commits after a higher one was read would be skipped; alert inserts are single
 // statements or short transactions, so a short re-read window (REREAD) catches late commits, with
@@ -14,7 +22,13 @@
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/client.ts';
 import { listenWithReconnect } from '../../db/pg-listen.ts';
-import { ALERTS_CHANNEL, type AlertRow, alertsAfter, maxAlertId } from '../../db/repositories/alerts.ts';
+import {
+  ALERTS_CHANNEL,
+  type AlertRow,
+  alertOfNotification,
+  alertsAfter,
+  maxAlertId,
+} from '../../db/repositories/alerts.ts';
 
 export interface AlertEvent {
   id: number;
@@ -36,8 +50,8 @@ export interface AlertBus {
   ready(): Promise<void>;
 }
 
-/** Internal: reads new rows now (an alert was just stored through this handle). */
-type Wakeable = AlertBus & { wake(): void };
+/** Internal: an alert was just stored through this handle (its row, when known). */
+type Wakeable = AlertBus & { wake(row?: AlertRow): void };
 
 const POLL_MS = 200;
 const PG_POLL_MS = 2000;
@@ -49,10 +63,11 @@ const buses = new WeakMap<object, Wakeable>();
 
 /**
  * Wakes this process's bus of `database` at once, when it runs (raiseAlert calls it after an insert,
- * so local subscribers do not wait for the next poll); other instances wake by NOTIFY or their poll.
+ * with the committed row, so local subscribers neither wait for the next poll nor for a read); other
+ * instances wake by NOTIFY or their poll.
  */
-export function wakeAlertBus(database: object): void {
-  buses.get(database)?.wake();
+export function wakeAlertBus(database: object, row?: AlertRow): void {
+  buses.get(database)?.wake(row);
 }
 
 /** The one alert bus of this database handle (API and an in-process worker share it). */
@@ -134,6 +149,34 @@ function createAlertBus(database: DatabaseHandle, logger?: Logger): Wakeable {
     }
   };
 
+  /** Delivers a row known to be committed without reading it, when that cannot skip or repeat one. */
+  const offer = (row: AlertRow, commitOrder: boolean) => {
+    if (!running || stopped || row.id <= floor || recent.has(row.id)) return;
+    // A read in flight may or may not see the row: it reads again and delivers it in order.
+    if (reading) return void read();
+    if (!postgres) {
+      // SQLite: one writer at a time, ids in commit order; only the next id is certainly not past a
+      // row of another process that the cursor has not read yet.
+      if (row.id !== cursor + 1) return void read();
+      cursor = row.id;
+      emit(row);
+      return;
+    }
+    // PostgreSQL: notifications arrive in commit order, which is the order a cursor read would find
+    // the rows in; a row raised here is handed over only when it is the next id (otherwise the
+    // notification of a lower id committed on another instance might still be on its way).
+    if (!commitOrder && row.id !== cursor + 1) return void read();
+    recent.add(row.id);
+    if (row.id > cursor) cursor = row.id;
+    emit(row);
+  };
+
+  const notified = (payload: string) => {
+    const n = alertOfNotification(payload);
+    if (n?.row) offer(n.row, true);
+    else void read();
+  };
+
   const tick = () => {
     if (stopped) return;
     timer = setTimeout(
@@ -152,7 +195,7 @@ function createAlertBus(database: DatabaseHandle, logger?: Logger): Wakeable {
       running = true;
       if (postgres && database.pool)
         listener = listenWithReconnect(database, ALERTS_CHANNEL, {
-          notification: () => void read(),
+          notification: notified,
           connected: () => void read(),
         });
       tick();
@@ -176,8 +219,10 @@ function createAlertBus(database: DatabaseHandle, logger?: Logger): Wakeable {
       };
     },
     ready: () => start(),
-    wake() {
-      if (running && !stopped) void read();
+    wake(row) {
+      if (!running || stopped) return;
+      if (row) offer(row, false);
+      else void read();
     },
   };
 }

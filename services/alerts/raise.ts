@@ -4,7 +4,7 @@
 // so an alert raised on any API instance or worker reaches every subscriber.
 import { randomUUID } from 'node:crypto';
 import type { DatabaseHandle } from '../../db/client.ts';
-import { type AlertInsert, insertAlert } from '../../db/repositories/alerts.ts';
+import { type AlertInsert, insertAlert, insertedAlertRow } from '../../db/repositories/alerts.ts';
 import { wakeAlertBus } from './bus.ts';
 
 export type RaiseAlertInput = Omit<AlertInsert, 'alertId' | 'at'> & { alertId?: string; at?: Date };
@@ -14,11 +14,15 @@ export type RaiseAlertInput = Omit<AlertInsert, 'alertId' | 'at'> & { alertId?: 
  * raised before (pass a stable id to raise something at most once).
  */
 export async function raiseAlert(database: Pick<DatabaseHandle, 'sql'>, input: RaiseAlertInput) {
-  const id = await insertAlert(database.sql, {
+  const alert: AlertInsert = {
     ...input,
     alertId: input.alertId ?? randomUUID(),
     at: input.at ?? new Date(),
-  });
-  if (id !== undefined) wakeAlertBus(database);
+  };
+  const id = await insertAlert(database.sql, alert);
+  // Stored through the handle itself (a single statement, committed): this process's bus gets the row
+  // without reading it. A caller inside a transaction passes `{sql}`, which no bus is keyed on, so its
+  // alert is delivered after commit (NOTIFY on PostgreSQL, the poll on SQLite).
+  if (id !== undefined) wakeAlertBus(database, insertedAlertRow(id, alert));
   return id;
 }

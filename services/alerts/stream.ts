@@ -1,7 +1,9 @@
 // One viewer's live alert feed, shared by the SSE endpoint and the socket.io namespace: the alerts of
 // the bus (services/alerts/bus.ts) the viewer may see (domain/alert-visibility.ts), optionally after a
 // replay of the stored ones with id > `afterId` (SSE Last-Event-ID). Live alerts arriving during the
-// replay are held back and sent after it, each id at most once and in increasing order.
+// replay are held back and sent after it, each id at most once. Live alerts come in commit order: on
+// PostgreSQL an alert committed late (a lower id after a higher one) is still sent, not dropped; only
+// ids at or below the client's Last-Event-ID are skipped (the client had them before it reconnected).
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/client.ts';
 import { alertsRepository } from '../../db/repositories/alerts.ts';
@@ -10,6 +12,7 @@ import { type AlertEvent, alertBusFor, toAlertEvent } from './bus.ts';
 
 /** At most this many stored alerts are replayed on reconnect. */
 export const REPLAY_LIMIT = 500;
+const SENT_MEMORY = 2000;
 
 export interface AlertFeed {
   /** Resolves when the replay is sent and live alerts flow. */
@@ -24,12 +27,17 @@ export function openAlertFeed(
   afterId?: number,
 ): AlertFeed {
   const bus = alertBusFor(deps);
-  let lastSent = afterId ?? 0;
+  const floor = afterId ?? 0;
+  /** Ids sent (pruned far below the highest: the bus re-delivers nothing, late commits come soon). */
+  const sent = new Set<number>();
+  let highest = floor;
   let held: AlertEvent[] | undefined = afterId === undefined ? undefined : [];
   let closed = false;
   const deliver = (a: AlertEvent) => {
-    if (closed || a.id <= lastSent) return;
-    lastSent = a.id;
+    if (closed || a.id <= floor || sent.has(a.id)) return;
+    sent.add(a.id);
+    if (a.id > highest) highest = a.id;
+    if (sent.size > SENT_MEMORY) for (const id of sent) if (id < highest - SENT_MEMORY / 2) sent.delete(id);
     send(a);
   };
   const unsubscribe = bus.subscribe((a) => {
