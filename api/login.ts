@@ -1,5 +1,8 @@
 // Password login: lockout per username, bcrypt verification in constant-ish time for unknown names,
 // user and tenant state, then a new session. Routes call `login`; it throws the right AppError.
+// `refuseUnlessMayLogIn` (user and tenant state) and `openLoginSession` (the session row, last login,
+// the audit record) are shared with SSO sign-in (services/sso/sign-in.ts), so a session opened through
+// an identity provider is exactly a password login's session.
 import { randomBytes } from 'node:crypto';
 import type { Request } from 'express';
 import { authSessionsRepository } from '../db/repositories/auth-sessions.ts';
@@ -9,6 +12,7 @@ import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../doma
 import { type LockoutPolicy, lockedUntil, secondsUntil } from '../domain/login-lockout.ts';
 import { hashPassword, verifyPassword } from '../domain/passwords.ts';
 import { hashSessionToken, newSessionToken } from '../domain/session-token.ts';
+import { comparablePasswordHash } from '../domain/sso/unusable-password.ts';
 import { noTenantRefusal, tenantRefusal } from '../domain/tenants.ts';
 import { raiseLockoutAlert } from '../services/alerts/producers.ts';
 import { securitySettings } from './access-caches.ts';
@@ -77,7 +81,10 @@ export async function login(
     username.length <= 100 ? await usersRepository(deps.database).findForLogin(username) : undefined;
   const candidate = password.length <= MAX_PASSWORD_INPUT ? password : '';
   // An unknown name still costs one bcrypt comparison, so both answers take about the same time.
-  const matches = await verifyPassword(candidate, found ? found.user.passwordHash : await warmDummyHash());
+  const matches = await verifyPassword(
+    candidate,
+    found ? comparablePasswordHash(found.user.passwordHash) : await warmDummyHash(),
+  );
   const ok = found !== undefined && matches;
 
   if (!ok || !candidate) {
@@ -106,27 +113,60 @@ export async function login(
   }
 
   const user = found!.user;
+  await refuseUnlessMayLogIn(deps, req, user, found!.tenant, 'LOGIN_REFUSED');
+  if (state) await attempts.clear(key);
+  return openLoginSession(deps, req, user, { action: 'LOGIN' });
+}
+
+type LoginUser = LoginResult['user'] & { isActive: boolean };
+
+/**
+ * Throws when this user may not log in: a disabled account (401), or a tenant that is deleted,
+ * suspended or inactive, or no tenant for a non-system-administrator (403, audited as `auditAction`
+ * with the reason).
+ */
+export async function refuseUnlessMayLogIn(
+  deps: AppDeps,
+  req: Request,
+  user: { id: number; username: string; role: string; tenantId: number | null; isActive: boolean },
+  tenant: { status: string; deletedAt: Date | null; name: string } | null,
+  auditAction: string,
+  auditDetails: Record<string, unknown> = {},
+): Promise<void> {
   if (!user.isActive) throw new UnauthorizedError('Account is disabled');
-  const refusal = tenantRefusal(found!.tenant) ?? noTenantRefusal(user);
+  const refusal = tenantRefusal(tenant) ?? noTenantRefusal(user);
   if (refusal) {
     await writeAudit(deps, req, {
-      action: 'LOGIN_REFUSED',
+      action: auditAction,
       resourceType: 'user',
       resourceId: user.id,
       success: false,
       userId: user.id,
       tenantId: user.tenantId,
       username: user.username,
-      details: { reason: user.tenantId == null ? 'no_tenant' : 'tenant_not_active' },
+      details: { ...auditDetails, reason: user.tenantId == null ? 'no_tenant' : 'tenant_not_active' },
     });
     throw new ForbiddenError(refusal);
   }
+}
 
-  if (state) await attempts.clear(key);
+/**
+ * The one place a login session is issued: a new random token whose SHA-256 is stored in `sessions`
+ * with the configured lifetime, the user's last login time, and an audit record (`audit.action`).
+ * The caller sets the cookie (api/session-cookie.ts) from the result.
+ */
+export async function openLoginSession(
+  deps: AppDeps,
+  req: Request,
+  user: LoginUser,
+  audit: { action: string; details?: Record<string, unknown> },
+): Promise<LoginResult & { sessionId: number; tokenHash: string }> {
+  const now = deps.now();
   const token = newSessionToken();
+  const tokenHash = hashSessionToken(token);
   const expiresAt = new Date(now.getTime() + deps.settings.SVC_SESSION_LIFETIME_HOURS * 3_600_000);
   const sessionId = await authSessionsRepository(deps.database).create({
-    tokenHash: hashSessionToken(token),
+    tokenHash,
     userId: user.id,
     createdAt: now,
     expiresAt,
@@ -135,15 +175,18 @@ export async function login(
   });
   await usersRepository(deps.database).touchLogin(user.id, now);
   await writeAudit(deps, req, {
-    action: 'LOGIN',
+    action: audit.action,
     resourceType: 'session',
     resourceId: sessionId,
     userId: user.id,
     tenantId: user.tenantId,
     username: user.username,
+    details: audit.details,
   });
   return {
     token,
+    tokenHash,
+    sessionId,
     issuedAt: now,
     expiresAt,
     user: {

@@ -136,3 +136,36 @@ export const ssoSessions = pgTable('sso_sessions', {
   refreshToken: txt('refresh_token'),
   expiresAt: ts('expires_at'),
 });
+
+/**
+ * Added by 0021_sso_login_state: one row per started SSO login (OIDC/OAuth2 state, SAML RelayState),
+ * found by the SHA-256 hex of the opaque value the browser carries (the raw value is never stored).
+ * Single use (consumed_at), 10 minutes (expires_at); the PKCE verifier is Fernet ciphertext.
+ */
+export const ssoLoginStates = pgTable('sso_login_states', {
+  id: id(),
+  stateHash: str('state_hash', 64).notNull().unique(),
+  providerName: str('provider_name', 100).notNull(),
+  /** `oidc` | `oauth2` | `saml` */
+  kind: str('kind', 10).notNull(),
+  nonce: txt('nonce'),
+  codeVerifier: txt('code_verifier'),
+  samlRequestId: str('saml_request_id', 255),
+  returnTo: str('return_to', 500),
+  createdAt: createdAt(),
+  expiresAt: ts('expires_at').notNull(),
+  consumedAt: ts('consumed_at'),
+});
+
+/** Added by 0021_sso_login_state: SAML assertion ids already accepted, kept until they expire (replay). */
+export const ssoConsumedAssertions = pgTable(
+  'sso_consumed_assertions',
+  {
+    id: id(),
+    providerName: str('provider_name', 100).notNull(),
+    assertionId: str('assertion_id', 255).notNull(),
+    expiresAt: ts('expires_at').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('sso_consumed_assertions_key').on(t.providerName, t.assertionId)],
+);
