@@ -40,6 +40,7 @@ import {
 } from '../../domain/usage/ingest-aggregate.ts';
 import { type MessageRow, messageKey, modelsOf, type UsageRow } from '../../domain/usage/ingest-rows.ts';
 import { contentFilterFor } from '../content-filter.ts';
+import { displayNames, withSenderName } from '../orgsync/display-names.ts';
 
 /** Valid rows per transaction. */
 export const CHUNK_ROWS = 2_000;
@@ -63,7 +64,13 @@ export interface IngestOutcome {
   duplicates: number;
 }
 
-export function ingestService(deps: { database: DatabaseHandle; now: () => Date }) {
+export function ingestService(deps: {
+  database: DatabaseHandle;
+  now: () => Date;
+  /** With the data directory, chat-platform senders without a name get the org-sync cached one. */
+  settings?: { dataDir: string };
+}) {
+  const platformNames = deps.settings ? displayNames(deps.settings.dataDir) : null;
   async function resolveOwners(repo: ReturnType<typeof ingestRepository>, rows: readonly IngestMessage[]) {
     const accounts = new Set<string>();
     const names = new Set<string>();
@@ -89,11 +96,14 @@ export function ingestService(deps: { database: DatabaseHandle; now: () => Date 
     const repo = ingestRepository(sql);
     const quota = quotaUsageRepository({ ...deps.database, sql });
     const ownerOf = await resolveOwners(repo, rows);
+    // Display names of chat-platform senders (services/orgsync/display-names.ts): filled after the
+    // owner lookup, so a display name never attributes a message; one refresh per chunk, O(1) per row.
+    platformNames?.refresh();
     const byKey = new Map<string, AttributedMessage>();
     const attributed = rows.map((m) => {
       const owner = ownerOf(m);
       const a: AttributedMessage = {
-        ...m,
+        ...(platformNames ? withSenderName(platformNames, m) : m),
         userId: owner?.userId ?? null,
         tenantId: owner?.tenantId ?? DEFAULT_TENANT_ID,
       };
