@@ -1,7 +1,11 @@
-import { index, integer, pgTable } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, uniqueIndex } from 'drizzle-orm/pg-core';
 import { bool, counter, createdAt, id, int, str, ts, txt, updatedAt } from './columns.ts';
 
-// Tables introduced by 0005_autonomous_workflows.
+// Autonomous development records (spec document 2, "Autonomous workflow records", "Session lines").
+// Tables introduced by 0005_autonomous_workflows; 0023_autonomous_engine adds the columns the engine
+// needs (project, tool, model, branch strategy, baseline, deadlines, pause reason, milestone sequence
+// and attempt), the batches and the four stable session lines of every workflow. Every column 0023
+// adds is nullable or defaulted (expand only).
 
 export const autonomousWorkflows = pgTable(
   'autonomous_workflows',
@@ -50,8 +54,36 @@ export const autonomousWorkflows = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     completedAt: ts('completed_at'),
+    // --- 0023_autonomous_engine ---
+    /** The tenant-scoped `projects` row of `project_path` (services/autonomous/projects.ts). */
+    projectId: int('project_id'),
+    cliTool: str('cli_tool', 50),
+    model: str('model', 100),
+    /** worktree | new_branch | current_branch (domain/autonomous/create-input.ts). */
+    branchStrategy: str('branch_strategy', 20),
+    /** The origin/main commit the workflow (or its batch) is pinned to. */
+    baselineSha: str('baseline_sha', 64),
+    startedAt: ts('started_at'),
+    phaseStartedAt: ts('phase_started_at'),
+    /** Planning timeout (1800 s, extendable) as an absolute instant, so a restart keeps the deadline. */
+    planningDeadlineAt: ts('planning_deadline_at'),
+    /** Task timeout (AUTONOMOUS_TASK_TIMEOUT) as an absolute instant. */
+    taskDeadlineAt: ts('task_deadline_at'),
+    /** Why a `paused` workflow is paused: manual | quota | hard_quota | verification | repository_rules. */
+    pausedBy: str('paused_by', 30),
+    /** While `waiting`: the phase resume-with-feedback continues in (domain/autonomous/transitions.ts). */
+    feedbackReturnPhase: str('feedback_return_phase', 30),
+    /** Retry operations applied (failed / planning_timeout -> persisted phase). */
+    retryCount: integer('retry_count').notNull().default(0),
+    lastTransitionAt: ts('last_transition_at'),
+    verifiedAt: ts('verified_at'),
   },
-  (t) => [index('autonomous_workflows_user').on(t.userId), index('autonomous_workflows_batch').on(t.batchId)],
+  (t) => [
+    index('autonomous_workflows_user').on(t.userId),
+    index('autonomous_workflows_batch').on(t.batchId),
+    index('autonomous_workflows_tenant_status').on(t.tenantId, t.status),
+    index('autonomous_workflows_project').on(t.projectId),
+  ],
 );
 
 export const workflowMilestones = pgTable(
@@ -81,6 +113,61 @@ export const workflowMilestones = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     finishedAt: ts('finished_at'),
+    // --- 0023_autonomous_engine ---
+    /** 1, 2, 3... per workflow, in the order the milestones were added (unique per workflow). */
+    sequence: int('sequence'),
+    /** The workflow phase the milestone belongs to (domain/autonomous/states.ts). */
+    phase: str('phase', 30),
+    /** 1 for the first try of a step; a retry of the same step gets the next attempt. */
+    attempt: integer('attempt').notNull().default(1),
+    startedAt: ts('started_at'),
   },
-  (t) => [index('workflow_milestones_workflow').on(t.workflowId)],
+  (t) => [
+    index('workflow_milestones_workflow').on(t.workflowId),
+    uniqueIndex('workflow_milestones_sequence').on(t.workflowId, t.sequence),
+  ],
+);
+
+/** A batch of workflows created together: one project, one shared baseline, items run one at a time. */
+export const autonomousBatches = pgTable(
+  'autonomous_batches',
+  {
+    id: id(),
+    batchId: str('batch_id', 64).notNull().unique(),
+    tenantId: int('tenant_id'),
+    userId: integer('user_id').notNull(),
+    projectId: int('project_id'),
+    /** The origin/main commit every item starts from (set when the batch's first item prepares). */
+    baselineSha: str('baseline_sha', 64),
+    /** active | completed | cancelled */
+    status: str('status', 20).notNull().default('active'),
+    itemCount: integer('item_count').notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('autonomous_batches_user').on(t.userId)],
+);
+
+/**
+ * The four stable session lines of a workflow (`main`, `review`, `test`, `verification`): `session_id`
+ * is ours and never changes; `provider_session_id` is the CLI's conversation id to resume, cleared on
+ * context overflow and rebound to the new conversation; `proxy_token_id` is the jti of the line's own proxy token.
+ */
+export const autonomousSessionLines = pgTable(
+  'autonomous_session_lines',
+  {
+    id: id(),
+    workflowId: str('workflow_id', 64)
+      .notNull()
+      .references(() => autonomousWorkflows.workflowId, { onDelete: 'cascade' }),
+    line: str('line', 20).notNull(),
+    sessionId: str('session_id', 64).notNull(),
+    providerSessionId: str('provider_session_id', 255),
+    /** The jti of the line's current proxy token (proxy_tokens.jti; never the token itself). */
+    proxyTokenId: str('proxy_token_id', 64),
+    cliTool: str('cli_tool', 50),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('autonomous_session_lines_line').on(t.workflowId, t.line)],
 );

@@ -1,0 +1,330 @@
+// The CLI runner of autonomous workflows (issue 13 items 4 and 6): runs the chosen AI CLI for one step
+// of one session line in the workflow's worktree and returns a structured result.
+//
+// One step:
+//   1. the line is opened (services/autonomous/session-lines.ts): its agent_sessions row is active and
+//      its CLI conversation binding read; a fresh proxy token is issued for the line's session;
+//   2. the CLI (agent/adapters.ts getAdapter: the same adapters and stream-json handling as the
+//      remote agent) starts, or resumes the line's conversation, in the worktree with an EMPTY
+//      environment plus PATH, HOME (the line's CLI home, runner/cli-home.ts), the adapter's own
+//      non-secret variables and the proxy base URL and token (buildCliEnv), nothing else: the
+//      worker's secrets (SVC_ENCRYPTION_KEY, DATABASE_URL, provider keys...) never reach it;
+//   3. its process group is driven by runner/cli-process.ts (pause / resume / cancel from the
+//      workflow's status in the database, the activity's cancellation, the task timeout);
+//   4. its stdout lines become activity events on the process-local bus (activity-bus.ts) and the
+//      facts the outcome is classified from (runner/outcome.ts, runner/line-events.ts);
+//   5. the token is revoked, and the step's usage is read from the proxy's accounting for the line
+//      (line-usage.ts: daily_messages rows after the line's cursor), never from the CLI's totals.
+// Context overflow: the line's conversation binding is cleared and the step runs once more, fresh,
+// with a compact self-contained prompt (the caller's, or runner/compact-prompt.ts); the new
+// conversation is bound to the same line. Both attempts are returned in `attempts`, and the step's
+// usage covers both (the failed attempt's usage is kept).
+//
+// Nothing secret leaves this module: the token is redacted from every text it returns or publishes
+// (the CLI's error message, stderr tail, final text), and the progress it reports carries only a pid,
+// a state and counters.
+import { statSync } from 'node:fs';
+import { eq } from 'drizzle-orm';
+import { buildCliEnv, type CliAdapter, getAdapter } from '../../../agent/adapters.ts';
+import type { Settings } from '../../../config/settings.ts';
+import type { DatabaseHandle } from '../../../db/client.ts';
+import { type ActivityBus, type AutonomousActivityEvent, autonomousActivityBus } from '../activity-bus.ts';
+import { addUsage, type LineUsage, lineUsage, ZERO_USAGE } from '../line-usage.ts';
+import { type LineState, type SessionLineName, sessionLines } from '../session-lines.ts';
+import { prepareLineHome } from './cli-home.ts';
+import { type DesiredState, type ProcessProgress, runCliProcess } from './cli-process.ts';
+import { buildCompactPrompt } from './compact-prompt.ts';
+import { forgetGroup, killLeftoverGroup, recordGroup } from './leftover.ts';
+import { contextOverflowCode, finalTextOf, lineEvents } from './line-events.ts';
+import { classifyAttempt, type ErrorEnvelope, errorEnvelope, type RunOutcome } from './outcome.ts';
+
+/** Spec "Limits": task timeout 3600 s (AUTONOMOUS_TASK_TIMEOUT). */
+export const DEFAULT_TASK_TIMEOUT_SECONDS = 3600;
+export const FINAL_TEXT_MAX_CHARS = 16_000;
+const PROXY_PATH = '/api/remote/llm-proxy';
+
+export interface RunCliInput {
+  workflowId: string;
+  line: SessionLineName;
+  /** The step's prompt (ids and text the workflow already holds; never a secret). */
+  prompt: string;
+  /** Used for the retry after a context overflow; built from `prompt` when absent. */
+  compactPrompt?: string;
+  worktreePath: string;
+  cliTool: string;
+  model?: string | null;
+  /** Running time allowed (frozen time excluded); default the AUTONOMOUS_TASK_TIMEOUT setting (3600). */
+  timeoutSeconds?: number;
+  /** The cursor the line's previous step returned (line-usage.ts); default: the line's current one. */
+  usageCursor?: number;
+}
+
+export interface AttemptResult {
+  outcome: RunOutcome;
+  exitCode: number | null;
+  resumed: boolean;
+  providerSessionId: string | null;
+  usage: LineUsage;
+  errorEnvelope?: ErrorEnvelope;
+}
+
+export interface RunCliResult {
+  outcome: RunOutcome;
+  exitCode: number | null;
+  /** The line's conversation after the step (bound to the line). */
+  providerSessionId: string | null;
+  finalText: string;
+  /** The whole step's metered usage (every attempt). */
+  usage: LineUsage;
+  /** Where the line's next step starts counting. */
+  usageCursor: number;
+  errorEnvelope?: ErrorEnvelope;
+  attempts: AttemptResult[];
+}
+
+export interface RunControl {
+  signal?: AbortSignal;
+  heartbeat?: (detail: ProcessProgress & { attempt: number }) => void;
+}
+
+export interface RunnerOptions {
+  pollMs?: number;
+  heartbeatMs?: number;
+  graceMs?: number;
+  bus?: ActivityBus;
+}
+
+interface Deps {
+  database: DatabaseHandle;
+  settings: Settings;
+  now: () => Date;
+}
+
+/** Workflow statuses in which the CLI must be frozen, or stopped; every other one lets it run. */
+const FROZEN = new Set(['paused']);
+const STOPPED = new Set(['cancelled']);
+
+/** The proxy address the worker gives CLIs: autonomous.proxy_base_url, else the API's own address. */
+export function autonomousProxyBaseUrl(settings: Settings): string {
+  const configured = settings.autonomous.proxy_base_url ?? settings.SVC_PUBLIC_URL;
+  if (configured) return `${configured.replace(/\/+$/, '')}${PROXY_PATH}`;
+  const host = ['0.0.0.0', '::', ''].includes(settings.HOST) ? '127.0.0.1' : settings.HOST;
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  return `http://${hostPart}:${settings.PORT}${PROXY_PATH}`;
+}
+
+/** The executable for a tool: autonomous.cli_paths[tool], else the adapter's own name on PATH. */
+export function autonomousExecutable(settings: Settings, adapter: CliAdapter): string | null {
+  return settings.autonomous.cli_paths[adapter.id] || adapter.executable || null;
+}
+
+const redactor = (secret: string) => (text: string) =>
+  secret && text.includes(secret) ? text.split(secret).join('[redacted]') : text;
+
+export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
+  const lines = sessionLines(deps);
+  const usage = lineUsage(deps);
+  const bus = options.bus ?? autonomousActivityBus;
+  const pollMs = options.pollMs ?? 1000;
+  const heartbeatMs = options.heartbeatMs ?? 3000;
+  const graceMs = options.graceMs ?? 5000;
+  const taskTimeoutSeconds = deps.settings.AUTONOMOUS_TASK_TIMEOUT ?? DEFAULT_TASK_TIMEOUT_SECONDS;
+  const { db, t } = deps.database;
+
+  async function desiredState(workflowId: string): Promise<DesiredState> {
+    const [row] = await db
+      .select({ status: t.autonomousWorkflows.status })
+      .from(t.autonomousWorkflows)
+      .where(eq(t.autonomousWorkflows.workflowId, workflowId));
+    if (!row || STOPPED.has(row.status)) return 'cancelled';
+    return FROZEN.has(row.status) ? 'paused' : 'running';
+  }
+
+  async function attempt(
+    input: RunCliInput,
+    state: LineState,
+    prompt: string,
+    resume: string | null,
+    number: number,
+    control: RunControl,
+  ) {
+    const adapter = getAdapter(input.cliTool);
+    const publish = (e: Omit<AutonomousActivityEvent, 'workflowId' | 'line' | 'at'>) =>
+      bus.publish({ workflowId: input.workflowId, line: input.line, at: deps.now().toISOString(), ...e });
+    const executable = autonomousExecutable(deps.settings, adapter);
+    const proxyBaseUrl = autonomousProxyBaseUrl(deps.settings);
+    const { home, env: homeEnv } = prepareLineHome(
+      deps.settings.dataDir,
+      input.workflowId,
+      input.line,
+      adapter,
+      proxyBaseUrl,
+    );
+    if (killLeftoverGroup(home))
+      publish({
+        type: 'system',
+        subtype: 'leftover_killed',
+        text: 'killed a CLI left running by an earlier run',
+      });
+    const { token } = await lines.issueToken(state, input.cliTool);
+    const redact = redactor(token);
+    // EMPTY environment: only PATH and HOME are taken, and HOME is the line's own.
+    const env = buildCliEnv(
+      adapter,
+      { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home },
+      token,
+      proxyBaseUrl,
+      homeEnv,
+      'linux',
+    );
+    const model = input.model ?? undefined;
+    const args = resume ? adapter.resumeArgs(resume, model) : adapter.startArgs(model);
+    let providerSessionId: string | null = null;
+    let contextOverflow = false;
+    let overflowCode: string | undefined;
+    let turnError: string | undefined;
+    let producedOutput = false;
+    let finalText = '';
+    try {
+      const end = executable
+        ? await runCliProcess({
+            adapter,
+            executable,
+            args,
+            cwd: input.worktreePath,
+            env,
+            prompt,
+            timeoutMs: Math.max(1, input.timeoutSeconds ?? taskTimeoutSeconds) * 1000,
+            graceMs,
+            pollMs,
+            heartbeatMs,
+            control: () => desiredState(input.workflowId),
+            signal: control.signal,
+            heartbeat: (p) => control.heartbeat?.({ ...p, attempt: number }),
+            onState: (s, detail) => {
+              if (s === 'started' && detail.pid) recordGroup(home, detail.pid);
+              publish({
+                type: 'system',
+                subtype: s,
+                text:
+                  s === 'started'
+                    ? `CLI ${resume ? 'resumed' : 'started'} (pid ${detail.pid})`
+                    : s === 'stopping'
+                      ? `stopping the CLI (${detail.reason})`
+                      : `CLI ${s}`,
+              });
+            },
+            onLine: (event, info) => {
+              if (info.conversationId) providerSessionId = info.conversationId;
+              if (info.turnError) turnError = redact(info.turnError);
+              const overflow = contextOverflowCode(event);
+              if (overflow) {
+                contextOverflow = true;
+                overflowCode = overflow;
+              }
+              const text = finalTextOf(event);
+              if (text !== undefined) finalText = text;
+              for (const e of lineEvents(event, info)) {
+                if (e.type === 'assistant_text' || e.type === 'tool_use') producedOutput = true;
+                if (e.text) e.text = redact(e.text);
+                if (e.input) e.input = redact(e.input);
+                publish(e);
+              }
+            },
+          })
+        : {
+            exitCode: null,
+            signal: null,
+            stoppedFor: null,
+            spawnError: `no executable configured for ${input.cliTool}`,
+            turnEnded: false,
+            stderrTail: '',
+            pid: null,
+          };
+      if (finalText.trim()) producedOutput = true;
+      const facts = {
+        stoppedFor: end.stoppedFor,
+        spawnError: end.spawnError,
+        exitCode: end.exitCode,
+        signal: end.signal,
+        turnEnded: end.turnEnded,
+        contextOverflow,
+        turnError,
+        producedOutput,
+      };
+      const outcome = classifyAttempt(facts);
+      const envelope = errorEnvelope(outcome, { ...facts, stderrTail: redact(end.stderrTail), overflowCode });
+      publish({
+        type: outcome === 'ok' ? 'system' : 'error',
+        subtype: 'exited',
+        text: outcome === 'ok' ? 'CLI finished' : (envelope?.message ?? outcome),
+      });
+      return {
+        outcome,
+        exitCode: end.exitCode,
+        providerSessionId,
+        finalText: redact(finalText).slice(0, FINAL_TEXT_MAX_CHARS),
+        envelope,
+      };
+    } finally {
+      forgetGroup(home);
+      await lines.revokeTokens(state.sessionId);
+    }
+  }
+
+  async function run(input: RunCliInput, control: RunControl = {}): Promise<RunCliResult> {
+    const worktree = statSync(input.worktreePath, { throwIfNoEntry: false });
+    if (!worktree?.isDirectory()) throw new Error(`worktree ${input.worktreePath} is not a directory`);
+    const state = await lines.openLine(input.workflowId, input.line, input.cliTool, input.model ?? null);
+    const startCursor = input.usageCursor ?? (await usage.cursorNow(state.sessionId));
+    const attempts: AttemptResult[] = [];
+    let cursor = startCursor;
+    let prompt = input.prompt;
+    let resume = state.providerSessionId;
+    for (let number = 1; ; number++) {
+      const a = await attempt(input, state, prompt, resume, number, control);
+      const window = await usage.settle(state.sessionId, cursor);
+      cursor = window.cursor;
+      attempts.push({
+        outcome: a.outcome,
+        exitCode: a.exitCode,
+        resumed: resume !== null,
+        providerSessionId: a.providerSessionId,
+        usage: { total: window.total, input: window.input, output: window.output, requests: window.requests },
+        ...(a.envelope ? { errorEnvelope: a.envelope } : {}),
+      });
+      if (a.outcome === 'context_overflow' && number === 1) {
+        // Fresh provider transcript on the same line, with a prompt that stands on its own.
+        await lines.clearProviderSession(input.workflowId, input.line);
+        bus.publish({
+          workflowId: input.workflowId,
+          line: input.line,
+          at: deps.now().toISOString(),
+          type: 'retry',
+          attempt: 2,
+          text: 'context window exceeded: retrying with a compact prompt on a fresh conversation',
+        });
+        prompt = input.compactPrompt ?? buildCompactPrompt(input.prompt);
+        resume = null;
+        continue;
+      }
+      if (a.providerSessionId && a.providerSessionId !== resume)
+        await lines.bindProviderSession(input.workflowId, input.line, a.providerSessionId);
+      const total = attempts.reduce((sum, x) => addUsage(sum, x.usage), ZERO_USAGE);
+      return {
+        outcome: a.outcome,
+        exitCode: a.exitCode,
+        providerSessionId: a.providerSessionId ?? resume,
+        finalText: a.finalText,
+        usage: total,
+        usageCursor: cursor,
+        ...(a.envelope ? { errorEnvelope: a.envelope } : {}),
+        attempts,
+      };
+    }
+  }
+
+  return { run };
+}
+
+export type CliRunner = ReturnType<typeof cliRunner>;
