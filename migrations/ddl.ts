@@ -62,7 +62,11 @@ export function columnsOf(table: PgTable): PgColumn[] {
   return Object.values(getTableColumns(table)) as PgColumn[];
 }
 
-/** CREATE TABLE (without `excluded` columns, which later migrations add) plus its indexes. */
+/**
+ * CREATE TABLE (without `excluded` columns, which later migrations add) plus its indexes. Partial
+ * indexes (`.where(...)` in db/schema) are left out: their predicate is dialect text that the migration
+ * writes itself in `up` (see 0020, 0024), so a partial unique index can never be rendered as a full one.
+ */
 export function createTableSql(
   table: PgTable,
   dialect: Dialect,
@@ -74,7 +78,7 @@ export function createTableSql(
   const out = [`CREATE TABLE IF NOT EXISTS ${q(cfg.name)} (\n${body}\n)`];
   for (const ix of cfg.indexes) {
     const names = ix.config.columns.map((c: any) => c.name as string);
-    if (names.some((n) => excluded.has(n))) continue;
+    if (names.some((n) => excluded.has(n)) || ix.config.where) continue;
     out.push(
       `CREATE ${ix.config.unique ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${q(ix.config.name!)} ON ${q(cfg.name)} (${names.map(q).join(', ')})`,
     );
