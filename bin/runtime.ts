@@ -6,15 +6,19 @@ import { createActivities } from '../activities/index.ts';
 import { attachAlertSocket } from '../api/alerts-socket.ts';
 import { createApp } from '../api/app.ts';
 import type { AppDeps } from '../api/deps.ts';
+import { sendProxyError } from '../api/llm-proxy/proxy-error.ts';
 import { createLogger } from '../api/logger.ts';
 import { createMetrics } from '../api/metrics.ts';
+import { LLM_PROXY_PREFIX } from '../api/routes/remote/llm-proxy.ts';
 import { createTemporalAccess, type TemporalAccess } from '../api/temporal.ts';
 import type { Settings } from '../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../db/client.ts';
 import { checkCompatibility, upgrade } from '../migrations/runner.ts';
 import { startAlertWebhookTrigger } from '../services/alerts/webhook-delivery.ts';
 import { ensureMaintenanceSchedules } from '../services/maintenance-schedules.ts';
+import { ensureOrgSyncSchedules } from '../services/orgsync/schedule.ts';
 import { ensureQuotaEnforcementSchedule } from '../services/quota-enforcement.ts';
+import { flushUsageAtShutdown } from '../services/usage/remote-messages.ts';
 import { type RunningWorker, startWorker } from './worker-runtime.ts';
 
 export class StartupError extends Error {}
@@ -66,12 +70,18 @@ export async function listen(
   deps: AppDeps,
 ): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const app = createApp(deps);
+  let closing = false;
   // Request headers are capped at 16 KiB in total (Node's default, stated so it cannot drift): a
   // larger head is answered 431 before any of our code, or any regex, sees it.
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app).listen(
-    deps.settings.PORT,
-    deps.settings.HOST,
-  );
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    // Shutting down: no new proxied call starts (its usage could not be written before the database
+    // closes); the caller retries on another instance. Node ends the kept-alive connections itself.
+    if (closing && (req.url ?? '').toLowerCase().startsWith(LLM_PROXY_PREFIX))
+      return sendProxyError(res, 503, 'proxy_error', 'The server is shutting down; retry shortly', {
+        'retry-after': '1',
+      });
+    app(req, res);
+  }).listen(deps.settings.PORT, deps.settings.HOST);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', (err: NodeJS.ErrnoException) =>
@@ -97,14 +107,20 @@ export async function listen(
   return {
     server,
     url: `http://${host}:${addr.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    // Graceful: stop taking calls, let the calls in flight end (3 s at most), then write the usage
+    // still held in memory (quota settles and reporting rows, then the message rows of proxied calls)
+    // before the caller closes the database.
+    close: async () => {
+      closing = true;
+      await new Promise<void>((resolve) => {
         alertSocket.close();
         stopAlertWebhooks();
         server.close(() => resolve());
         server.closeIdleConnections();
         setTimeout(() => server.closeAllConnections(), 3000).unref();
-      }),
+      });
+      await flushUsageAtShutdown(deps);
+    },
   };
 }
 
@@ -141,6 +157,16 @@ export async function runWorker(
   }).catch(async (err) => {
     await worker.stop();
     throw new StartupError(`Cannot create the quota enforcement schedule: ${(err as Error).message}`);
+  });
+  // Org sync of the chat platforms (services/orgsync/schedule.ts): ensured when enabled, else removed.
+  await ensureOrgSyncSchedules({
+    address,
+    namespace: settings.TEMPORAL_NAMESPACE,
+    taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    settings,
+  }).catch(async (err) => {
+    await worker.stop();
+    throw new StartupError(`Cannot create the org sync schedules: ${(err as Error).message}`);
   });
   return worker;
 }

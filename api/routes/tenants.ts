@@ -94,7 +94,8 @@ const nonEmpty = (o: Record<string, unknown>) => {
   return out;
 };
 
-const tenantView = (t: TenantRow, userCount?: number) => ({
+// user_count is the maintained column (db/repositories/tenants.ts, recountTenantUsers), not a live count.
+const tenantView = (t: TenantRow) => ({
   id: t.id,
   name: t.name,
   slug: t.slug,
@@ -103,7 +104,7 @@ const tenantView = (t: TenantRow, userCount?: number) => ({
   contact_email: t.contactEmail,
   contact_name: t.contactName,
   trial_ends_at: iso(t.trialEndsAt),
-  user_count: userCount ?? t.userCount,
+  user_count: t.userCount,
   total_tokens_used: t.totalTokensUsed,
   created_at: iso(t.createdAt),
   updated_at: iso(t.updatedAt),
@@ -126,13 +127,9 @@ export function tenantsRouter(deps: AppDeps): Router {
     visible(req, parseInput(idParam, req.params).tenant_id, includeDeleted);
 
   const detail = async (t: TenantRow) => {
-    const [settings, quota, counts] = await Promise.all([
-      repo().settingsOf(t.id),
-      repo().quotaOf(t.id),
-      repo().userCounts(),
-    ]);
+    const [settings, quota] = await Promise.all([repo().settingsOf(t.id), repo().quotaOf(t.id)]);
     return {
-      ...tenantView(t, counts.get(t.id) ?? 0),
+      ...tenantView(t),
       settings: settings
         ? {
             content_filter_enabled: settings.contentFilterEnabled,
@@ -174,8 +171,8 @@ export function tenantsRouter(deps: AppDeps): Router {
   r.get('/', requireSystemAdmin, async (req, res) => {
     const q = parseInput(listQuery, req.query);
     const includeDeleted = q.include_deleted === 'true' || q.include_deleted === '1';
-    const [rows, counts] = await Promise.all([repo().list(includeDeleted), repo().userCounts()]);
-    res.json({ tenants: rows.map((t) => tenantView(t, counts.get(t.id) ?? 0)), total: rows.length });
+    const rows = await repo().list(includeDeleted);
+    res.json({ tenants: rows.map((t) => tenantView(t)), total: rows.length });
   });
 
   r.post('/', requireSystemAdmin, async (req, res) => {
@@ -344,11 +341,7 @@ export function tenantsRouter(deps: AppDeps): Router {
     const now = deps.now();
     const today = dayOf(now);
     const monthStart = `${today.slice(0, 8)}01`;
-    const [rows, d, counts] = await Promise.all([
-      repo().usage(t.id, monthStart, today),
-      detail(t),
-      repo().userCounts(),
-    ]);
+    const [rows, d] = await Promise.all([repo().usage(t.id, monthStart, today), detail(t)]);
     const sum = (list: typeof rows) => ({
       tokens_used: list.reduce((a, x) => a + x.tokensUsed, 0),
       requests_made: list.reduce((a, x) => a + x.requestsMade, 0),
@@ -361,7 +354,7 @@ export function tenantsRouter(deps: AppDeps): Router {
     if (monthly.tokens_used >= q.monthly_token_limit) exceeded.push('monthly_tokens');
     if (daily.requests_made >= q.daily_request_limit) exceeded.push('daily_requests');
     if (monthly.requests_made >= q.monthly_request_limit) exceeded.push('monthly_requests');
-    const users = counts.get(t.id) ?? 0;
+    const users = t.userCount;
     return {
       tenant_id: t.id,
       date: today,

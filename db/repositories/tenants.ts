@@ -4,15 +4,18 @@
 // tenants.user_count is the number of the tenant's users that are not soft-deleted; deactivated users
 // count (they keep their seat: max_users counts them too, and they can be reactivated). It is kept by
 // recountTenantUsers, which every user write of db/repositories/users.ts (create, tenant move, soft
-// delete) runs in its own transaction: one UPDATE ... SET user_count = (SELECT COUNT(*) ...) of the
-// affected tenants. A recount is exact and repairs any earlier drift; an increment would not. On
+// delete; SSO sign-in provisions through it) and org sync's provisioning (activities/orgsync/sync.ts,
+// whose repository inserts users itself) run in the write's transaction: one UPDATE ... SET
+// user_count = (SELECT COUNT(*) ...) of the affected tenants. A new writer of users.tenant_id or
+// users.deleted_at must do the same. The tenants routes read the column; migration 0026 set it once
+// for the tenants written before it was kept. A recount is exact and repairs any earlier drift; an increment would not. On
 // PostgreSQL the tenant rows are locked first (FOR NO KEY UPDATE, in id order), so the UPDATE's
 // snapshot is taken after every concurrent user write of the same tenant committed: the last writer
 // counts all. (Not FOR UPDATE: a user insert holds FOR KEY SHARE on its tenant row through the foreign
 // key, and two of those waiting for FOR UPDATE would deadlock.)
 // tenants.total_tokens_used is added to by the usage paths (services/usage/ingest.ts for uploads and
 // usage reports, services/quota.ts's report flush for proxy settles and agent usage reports).
-import { and, asc, count, eq, gte, inArray, isNotNull, isNull, lte, or } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, isNull, lte, or } from 'drizzle-orm';
 import { isSystemAdmin } from '../../domain/access.ts';
 import { DEFAULT_TENANT_QUOTAS, DEFAULT_TENANT_SETTINGS } from '../../domain/tenants.ts';
 import type { DatabaseHandle, RawSql } from '../client.ts';
@@ -240,15 +243,6 @@ export function tenantsRepository(database: DatabaseHandle) {
           usersLoggedOut: loggedOut.length,
         };
       });
-    },
-    /** Active (not soft-deleted) users per tenant. */
-    async userCounts(): Promise<Map<number, number>> {
-      const rows = await db
-        .select({ tenantId: t.users.tenantId, n: count() })
-        .from(t.users)
-        .where(and(isNull(t.users.deletedAt), isNotNull(t.users.tenantId)))
-        .groupBy(t.users.tenantId);
-      return new Map(rows.map((r) => [r.tenantId!, Number(r.n)]));
     },
     /** tenant_usage rows between two YYYY-MM-DD dates, inclusive. */
     async usage(id: number, from: string, to: string) {

@@ -18,9 +18,12 @@
 // Failure modes:
 //   - a failed write is retried every RETRY_MS; the queue holds at most MAX_QUEUED rows, beyond that
 //     new rows are dropped and counted in an error log line;
-//   - a crash (or a stop) loses the rows still queued (at most FLUSH_INTERVAL_MS of calls, or the
-//     backlog of a failing database): that loses message rows and their message-derived statistics
-//     only. Quota accounting never depends on this queue: the settle is written by services/quota.ts.
+//   - a graceful stop (SIGINT/SIGTERM, or the close of the running app) writes the quota service's
+//     rows and then this queue before the database closes (flushUsageAtShutdown, each step bounded
+//     by SHUTDOWN_FLUSH_TIMEOUT_MS; what is left is logged as counts);
+//   - a crash loses the rows still queued (at most FLUSH_INTERVAL_MS of calls, or the backlog of a
+//     failing database): that loses message rows and their message-derived statistics only. Quota
+//     accounting never depends on this queue: the settle is written by services/quota.ts.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/client.ts';
@@ -202,12 +205,16 @@ export function remoteMessages(deps: Deps) {
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> | undefined;
+  /** Rows taken by the write in progress (for pending()). */
+  let writingRows = 0;
+  /** Set by stopTimers() at shutdown: nothing more is scheduled (flush() still writes). */
+  let stopped = false;
 
   /** After a failed write, timer-driven flushes wait until then (an explicit flush() does not). */
   let pausedUntil = 0;
 
   function schedule(ms: number) {
-    if (timer !== undefined) return;
+    if (timer !== undefined || stopped) return;
     timer = setTimeout(() => {
       timer = undefined;
       void flush(false);
@@ -253,6 +260,7 @@ export function remoteMessages(deps: Deps) {
     }
     const rows = queue;
     queue = [];
+    writingRows = rows.length;
     const run = (async () => {
       await quota.flush();
       if (rows.length > 0) await write(rows);
@@ -262,6 +270,7 @@ export function remoteMessages(deps: Deps) {
       await run;
     } finally {
       if (writing === run) writing = undefined;
+      writingRows = 0;
     }
   }
 
@@ -287,6 +296,16 @@ export function remoteMessages(deps: Deps) {
 
     /** Writes everything queued now (tests, shutdown). */
     flush: () => flush(true),
+
+    /** Rows not written yet (queued, or in the write in progress). */
+    pending: (): number => queue.length + writingRows,
+
+    /** Shutdown: no more timer-driven flushes or retries (flush() still writes). */
+    stopTimers(): void {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    },
   };
 }
 
@@ -302,4 +321,69 @@ export function remoteMessagesFor(deps: Deps): RemoteMessages {
     instances.set(deps.database, s);
   }
   return s;
+}
+
+/** How long each shutdown step (the quota service's writes, then the message rows) may take. */
+export const SHUTDOWN_FLUSH_TIMEOUT_MS = 5_000;
+
+/** What a shutdown could not write (counts only). */
+export interface UnwrittenUsage {
+  settles: number;
+  reportRows: number;
+  messageRows: number;
+}
+
+/** Whether `work` ended within `ms` (it goes on in the background when it did not). */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    // A failed write is done too: what it left is counted by the caller.
+    const done = work.then(
+      () => true as const,
+      () => true as const,
+    );
+    return await Promise.race([done, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Graceful shutdown (bin/runtime.ts, the close of listen(): after the HTTP server stopped taking
+ * calls, before the database closes). Writes the quota service's settles and merged reporting rows
+ * first, then the queued message rows (the order services/quota.ts's header gives: daily_usage holds
+ * the day before usage_summary counts its messages), each step bounded by `timeoutMs`. A call that
+ * ended a moment before (a compressed answer's usage is read asynchronously) is picked up by a second
+ * round. Nothing is scheduled afterwards; what could not be written is logged as counts and returned.
+ */
+export async function flushUsageAtShutdown(
+  deps: Deps,
+  timeoutMs = SHUTDOWN_FLUSH_TIMEOUT_MS,
+): Promise<UnwrittenUsage> {
+  const quota = quotaServiceFor(deps);
+  const messages = instances.get(deps.database);
+  const unwritten = (): UnwrittenUsage => {
+    const q = quota.pending();
+    return { settles: q.settles, reportRows: q.reportRows, messageRows: messages?.pending() ?? 0 };
+  };
+  const nothingLeft = (u: UnwrittenUsage) => u.settles + u.reportRows + u.messageRows === 0;
+  for (let round = 0; round < 3; round++) {
+    if (!(await within(quota.flush(), timeoutMs))) break;
+    if (messages && !(await within(messages.flush(), timeoutMs))) break;
+    // Let work that was about to be queued (a response's last callbacks) join the next round.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (nothingLeft(unwritten())) break;
+  }
+  quota.stopTimers();
+  messages?.stopTimers();
+  const left = unwritten();
+  if (!nothingLeft(left))
+    deps.logger?.error(
+      { settles: left.settles, report_rows: left.reportRows, message_rows: left.messageRows },
+      'shutdown: usage not written before the database closed',
+    );
+  return left;
 }

@@ -1,8 +1,8 @@
 // tenants.user_count (issue 10 item 1): the tenant's users that are not soft-deleted, deactivated ones
 // included, kept by the users repository on every write that changes it (create, tenant move, soft
 // delete) with a recount in the same transaction. Checked through the admin users API and
-// GET /api/tenants/:id, and in the column itself (the tenant detail and list compute the same figure
-// on the fly, so the column is read directly too). Concurrent creations in one tenant end exact (on
+// GET /api/tenants/:id, and in the column itself (the tenant detail and list read that column; see
+// tenant-user-count-column.test.ts). Concurrent creations in one tenant end exact (on
 // PostgreSQL they race for real), and a recount repairs a drifted column.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

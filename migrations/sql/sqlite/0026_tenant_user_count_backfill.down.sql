@@ -1,0 +1,2 @@
+-- 0026_tenant_user_count_backfill (sqlite, down): frozen by `npm run migrate -- freeze 0026_tenant_user_count_backfill`.
+-- Applied as-is by the runner. Never edit a released file; add a new migration instead.
