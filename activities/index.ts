@@ -2,7 +2,9 @@
 import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import { createAlertWebhookActivities } from './alerts/webhook.ts';
+import { createAutonomousRunnerActivities } from './autonomous/run-cli.ts';
 import { createMaintenanceActivities } from './maintenance.ts';
+import { createOrgSyncActivities } from './orgsync/sync.ts';
 import { createProbeActivities } from './probe.ts';
 import { createRemoteSessionActivities } from './remote-session.ts';
 import { createCollectActivities } from './usage/collect.ts';
@@ -21,8 +23,10 @@ export function createActivities(deps: ActivityDeps) {
     ...createAlertWebhookActivities(deps),
     ...createRemoteSessionActivities(deps),
     ...createMaintenanceActivities(deps),
+    ...createOrgSyncActivities(deps),
     ...createCollectActivities(deps),
     ...createQuotaEnforcementActivities(deps),
     ...createSummaryRefreshActivities(deps),
+    ...createAutonomousRunnerActivities(deps),
   };
 }

@@ -56,6 +56,20 @@ const flatSchema = z.object({
         .map((s) => s.trim())
         .filter(Boolean),
     ),
+  /**
+   * Where autonomous workflows may work: a project_path must resolve inside one of these directories
+   * (a path list separated like PATH: `:` on POSIX). Unset: `<data dir>/projects`.
+   */
+  SVC_AUTONOMOUS_PROJECT_ROOTS: z.string().optional(),
+  /** Task timeout of one autonomous agent run, in seconds (spec "Limits": 3600). */
+  AUTONOMOUS_TASK_TIMEOUT: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 86_400)
+    .default(3600),
+  /** Changed files allowed in one automatic change (spec "Limits": 60). */
+  AUTONOMOUS_MAX_CHANGED_FILES: z.coerce.number().int().min(1).max(100_000).default(60),
 });
 
 const bool = z.preprocess(
@@ -92,6 +106,11 @@ const chatPlatformSection = z
     org_sync_tenant_id: int(1, 2 ** 31 - 1).default(1),
     org_sync_interval_minutes: int(1, 10_080).default(60),
     org_sync_root_dept_id: z.string().optional(),
+    /**
+     * The platform's open-API base URL (org sync). Unset: the real platform's (chatplat_a
+     * https://oapi.dingtalk.com, chatplat_b https://open.feishu.cn; services/orgsync/*.ts).
+     */
+    api_base_url: z.url({ protocol: /^https?$/ }).optional(),
   })
   .strict();
 
@@ -126,8 +145,32 @@ const sectionSchemas = {
     .strict(),
   autonomous: z
     .object({
-      max_concurrent_workflows: int(1, 1000).default(4),
+      /**
+       * Workflows running at once, all users (spec "Limits": 10; re-read every scheduling cycle).
+       * Unset: `max_concurrent_workflows` if given, else 10 (domain/autonomous/limits.ts).
+       */
+      agent_max_concurrent_workflows: int(1, 1000).optional(),
+      /** Deprecated alias of `agent_max_concurrent_workflows` (its old default 4 was wrong). */
+      max_concurrent_workflows: int(1, 1000).optional(),
       default_cli_tool: z.string().default('cli_beta'),
+      /** Post-merge acceptance verification (spec "Limits": default true). */
+      acceptance_verification_enabled: bool.default(true),
+      /** Planning timeout in seconds (spec "Limits": 1800), extendable per workflow. */
+      planning_timeout_seconds: int(60, 7 * 86_400).default(1800),
+      /** Automatic CI repair attempts before the workflow fails (spec "Limits": 5). */
+      ci_repair_attempts: int(0, 100).default(5),
+      /** Per-task resource limits (cgroup): on | auto (when the host supports it) | off. */
+      agent_task_cgroup_enabled: z.enum(['on', 'auto', 'off']).default('auto'),
+      /**
+       * Base URL of this API as the autonomous runner's CLIs reach it (the model proxy is
+       * `<it>/api/remote/llm-proxy`). Unset: SVC_PUBLIC_URL, else http://HOST:PORT.
+       */
+      proxy_base_url: z.url({ protocol: /^https?$/ }).optional(),
+      /**
+       * Executable per CLI tool id for the autonomous runner (`{"cli_beta": "/opt/claude/bin/claude"}`;
+       * from the environment as a JSON string). Unset tools run the adapter's own name from PATH.
+       */
+      cli_paths: z.preprocess(jsonObject, z.record(z.string().min(1).max(64), z.string().min(1))).default({}),
     })
     .strict(),
   agent: z
@@ -183,6 +226,15 @@ const sectionSchemas = {
         .default({}),
       default_input_per_million: price.default(3),
       default_output_per_million: price.default(15),
+    })
+    .strict(),
+  /** The local forge of autonomous workflows (services/forge/local-forge.ts). */
+  forge: z
+    .object({
+      /** Wall clock of one CI run (the repository's declared test command), in seconds. */
+      ci_timeout_seconds: int(1, 86_400).default(600),
+      /** PR diff text returned by the forge is cut at this many bytes (stats stay complete). */
+      diff_max_bytes: int(1024, 64 * 1024 * 1024).default(1024 * 1024),
     })
     .strict(),
 } as const;

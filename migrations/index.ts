@@ -16,6 +16,11 @@ import usageReadIndexes from './versions/0014_usage_read_indexes.ts';
 import contentFilter from './versions/0015_content_filter.ts';
 import complianceReports from './versions/0018_compliance_reports.ts';
 import workspaceProjects from './versions/0020_workspace_projects.ts';
+import ssoLoginState from './versions/0021_sso_login_state.ts';
+import orgTeams from './versions/0022_org_teams.ts';
+import autonomousEngine from './versions/0023_autonomous_engine.ts';
+import localForge from './versions/0024_local_forge.ts';
+import tenantUserCountBackfill from './versions/0026_tenant_user_count_backfill.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -34,6 +39,11 @@ export const MIGRATIONS: Migration[] = [
   contentFilter,
   complianceReports,
   workspaceProjects,
+  ssoLoginState,
+  orgTeams,
+  autonomousEngine,
+  localForge,
+  tenantUserCountBackfill,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

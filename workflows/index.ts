@@ -1,6 +1,7 @@
 // Entry point of the workflow bundle: every workflow the worker runs is exported here.
 export * from './alerts/webhook.ts';
 export * from './maintenance.ts';
+export * from './orgsync/sync.ts';
 export * from './probe.ts';
 export * from './remote-session.ts';
 export * from './usage/collect.ts';

@@ -15,6 +15,7 @@ import { complianceRouter } from './compliance.ts';
 import { contentFilterRouter } from './content-filter.ts';
 import { opsRouter } from './ops.ts';
 import { optimizationRouter } from './optimization.ts';
+import { orgSyncRouter } from './orgsync.ts';
 import { promptsRouter } from './prompts.ts';
 import { quotaRouter } from './quota.ts';
 import { apiKeyVaultRouter } from './remote/api-keys.ts';
@@ -23,6 +24,8 @@ import { mountLlmProxy } from './remote/llm-proxy.ts';
 import { usageReportRouter } from './remote/usage-report.ts';
 import { roiRouter } from './roi.ts';
 import { securitySettingsRouter } from './security-settings.ts';
+import { ssoRouter } from './sso/index.ts';
+import { samlRouter } from './sso/saml.ts';
 import { tenantsRouter } from './tenants.ts';
 import { uploadRouter } from './upload.ts';
 import { uploadStreamRouter } from './upload-stream.ts';
@@ -43,7 +46,10 @@ export function mountStreamingRoutes(app: Express, deps: AppDeps) {
 export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(opsRouter(deps));
   app.use(authRouter(deps));
+  app.use(ssoRouter(deps));
+  app.use(samlRouter(deps));
   app.use('/api/admin/users', adminUsersRouter(deps));
+  app.use(orgSyncRouter(deps));
   app.use('/api/tenants', tenantsRouter(deps));
   app.use('/api/api-keys', apiKeysRouter(deps));
   app.use('/api/security-settings', securitySettingsRouter(deps));
