@@ -21,6 +21,7 @@ import orgTeams from './versions/0022_org_teams.ts';
 import autonomousEngine from './versions/0023_autonomous_engine.ts';
 import localForge from './versions/0024_local_forge.ts';
 import tenantUserCountBackfill from './versions/0026_tenant_user_count_backfill.ts';
+import sessionProviderError from './versions/0028_session_provider_error.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -44,6 +45,7 @@ export const MIGRATIONS: Migration[] = [
   autonomousEngine,
   localForge,
   tenantUserCountBackfill,
+  sessionProviderError,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -12,6 +12,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { KeyProvider } from '../../domain/key-providers.ts';
+import { classifyProviderError, type ProviderErrorClass } from '../../domain/proxy/provider-errors.ts';
 import { addStreamUsageOption } from '../../domain/proxy/stream-usage-option.ts';
 import { estimatedUsage } from '../../domain/usage/estimate.ts';
 import { type Usage, type UsageResult, usageMissing, usageOk } from '../../domain/usage/usage.ts';
@@ -96,6 +97,8 @@ export interface ForwardResult {
   upstreamError?: string;
   /** Response body bytes passed to the caller. */
   bytes: number;
+  /** The class of a relayed provider error (status >= 400), from its envelope (provider-errors.ts). */
+  providerError?: ProviderErrorClass;
 }
 
 export function forwardToProvider(options: ForwardOptions): Promise<ForwardResult> {
@@ -108,6 +111,7 @@ class ForwardedCall {
   private bytes = 0;
   private aborted = false;
   private upstreamError: string | undefined;
+  private providerError: ProviderErrorClass | undefined;
   private tap: MaybeAsyncUsageTap | undefined;
   private noUsageReason: string;
   private upstream: http.ClientRequest | undefined;
@@ -252,6 +256,9 @@ class ForwardedCall {
             'The model provider sent an error response the proxy cannot relay',
           );
         },
+        onBody: (body) => {
+          this.providerError = classifyProviderError(status, body);
+        },
       });
       if (this.wireFormat !== null) this.noUsageReason = `provider answered ${status}`;
       return;
@@ -386,6 +393,7 @@ class ForwardedCall {
     };
     if (usage.usage === null) result.usageError = usage.reason;
     if (this.upstreamError !== undefined) result.upstreamError = this.upstreamError;
+    if (this.providerError !== undefined) result.providerError = this.providerError;
 
     this.resolve(result);
     try {

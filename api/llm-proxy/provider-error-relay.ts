@@ -20,7 +20,12 @@ export function relayProviderError(
   res: ServerResponse,
   status: number,
   providerAuth: Readonly<Record<string, string>>,
-  on: { onBytes: (n: number) => void; onFailure: (code: string) => void },
+  on: {
+    onBytes: (n: number) => void;
+    onFailure: (code: string) => void;
+    /** The relayed body, decoded and scrubbed, after it was sent (domain/proxy/provider-errors.ts). */
+    onBody?: (body: Buffer) => void;
+  },
 ): void {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -63,6 +68,7 @@ export function relayProviderError(
       return fail('EBADHEADER');
     }
     res.end(out);
+    on.onBody?.(out);
   });
 }
 

@@ -91,6 +91,12 @@ export const agentSessions = pgTable(
     pausedAt: ts('paused_at'),
     /** Added by 0010_remote_machine_key: remote_machines.machine_key when the session was bound. */
     remoteMachineKey: str('remote_machine_key', 64),
+    /**
+     * Added by 0028_session_provider_error: the class of the last provider error the model proxy relayed
+     * for this session (domain/proxy/provider-errors.ts), and when. Written on error responses only.
+     */
+    lastProviderError: str('last_provider_error', 30),
+    lastProviderErrorAt: ts('last_provider_error_at'),
   },
   (t) => [index('agent_sessions_user').on(t.userId), index('agent_sessions_tenant').on(t.tenantId)],
 );

@@ -44,6 +44,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request } from 'express';
 import type { ProxyCallContext } from '../../../db/repositories/proxy-tokens.ts';
+import { sessionProviderErrors } from '../../../db/repositories/session-provider-errors.ts';
 import {
   DEFAULT_PROVIDER_BASE_URLS,
   isKeyProvider,
@@ -159,6 +160,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
   const tokens = proxyTokenService(deps);
   const quota = quotaServiceFor(deps);
   const messages = remoteMessagesFor(deps);
+  const providerErrors = sessionProviderErrors(deps.database);
   const contentFilter = contentFilterFor(deps);
   const cipher = storedKeyCipher(deps.settings);
   // Keys a tenant admin wrote connect through the egress guard (a system admin's keys never do).
@@ -507,6 +509,17 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
               endpoint: allowed.pattern,
             });
         }
+        // A relayed provider error: its class goes on the session (error responses only, off the
+        // success path) for the autonomous runner (db/repositories/session-provider-errors.ts).
+        if (result.providerError !== undefined)
+          providerErrors
+            .record(call.tenantId, call.sessionId, result.providerError, deps.now())
+            .catch((error) =>
+              deps.logger.warn(
+                { err: (error as Error).message },
+                'llm-proxy: provider error class not recorded',
+              ),
+            );
         const unreadable = counted && metering.kind === 'tokens' && result.usage === null;
         const estimated = result.usage?.estimated === true;
         finished(

@@ -7,6 +7,16 @@
 // says nothing), then a structured context-overflow line, then failure (could not start, non-zero exit,
 // killed by a signal, an error result, or no end-of-turn line), then empty output (the turn ended
 // cleanly but the CLI produced neither text nor a tool call), else ok.
+//
+// The model proxy's fact: a CLI that fails without a structured line (Claude Code prints Anthropic's
+// "prompt is too long" 400 as plain text) is classified from the class of the last provider error the
+// proxy relayed for the line's session during the attempt (`providerError`, read from
+// agent_sessions.last_provider_error; domain/proxy/provider-errors.ts reads the provider's error
+// envelope, not the CLI's text). A failed attempt with a `context_overflow` there is a context
+// overflow; the other classes give the failure's envelope a structured `code` the workflow maps
+// (domain/autonomous/errors.ts classifyRunnerError: insufficient_quota -> hard_quota pause, ...).
+
+import type { ProviderErrorClass } from '../../../domain/proxy/provider-errors.ts';
 
 export type RunOutcome =
   | 'ok'
@@ -27,6 +37,8 @@ export interface AttemptFacts {
   turnError?: string;
   /** Non-empty assistant text or a tool call was seen. */
   producedOutput: boolean;
+  /** The class of the last provider error the proxy relayed for the line's session in this attempt. */
+  providerError?: ProviderErrorClass | null;
 }
 
 /** A small, structured description of a failed attempt; never the prompt or the CLI's normal text. */
@@ -39,7 +51,17 @@ export interface ErrorEnvelope {
   code?: string;
   /** Last lines of the CLI's stderr (cut), for runner failures. */
   stderr?: string;
+  /** The class of the provider error the model proxy relayed during the attempt, if any. */
+  providerError?: ProviderErrorClass;
 }
+
+/** The structured code a failure's envelope carries for a provider error class (errors.ts reads it). */
+const PROVIDER_ERROR_CODES: Partial<Record<ProviderErrorClass, string>> = {
+  context_overflow: 'context_length_exceeded',
+  hard_quota: 'insufficient_quota',
+  rate_limited: 'rate_limit_exceeded',
+  overloaded: 'overloaded_error',
+};
 
 export function classifyAttempt(f: AttemptFacts): RunOutcome {
   if (f.stoppedFor === 'cancelled') return 'cancelled';
@@ -47,7 +69,7 @@ export function classifyAttempt(f: AttemptFacts): RunOutcome {
   if (f.contextOverflow) return 'context_overflow';
   if (f.spawnError !== undefined) return 'runner_failure';
   if (f.exitCode !== 0 || f.signal !== null || f.turnError !== undefined || !f.turnEnded)
-    return 'runner_failure';
+    return f.providerError === 'context_overflow' ? 'context_overflow' : 'runner_failure';
   if (!f.producedOutput) return 'empty_output';
   return 'ok';
 }
@@ -67,9 +89,13 @@ export function errorEnvelope(
     case 'context_overflow':
       return {
         outcome,
-        message: 'the model context window was exceeded',
+        message:
+          f.contextOverflow || f.providerError !== 'context_overflow'
+            ? 'the model context window was exceeded'
+            : 'the model provider answered that the context window was exceeded',
         ...base,
         code: f.overflowCode ?? 'context_length_exceeded',
+        ...(!f.contextOverflow && f.providerError ? { providerError: f.providerError } : {}),
       };
     case 'empty_output':
       return { outcome, message: 'the CLI ended its turn without any text or tool call', ...base };
@@ -82,11 +108,16 @@ export function errorEnvelope(
             : !f.turnEnded
               ? `the CLI exited (${f.exitCode ?? f.signal}) without ending its turn`
               : `the CLI exited with ${f.exitCode ?? f.signal}`;
+      const provider = f.providerError ? ` (the model provider's last error: ${f.providerError})` : '';
       return {
         outcome,
-        message: message.slice(0, 600),
+        message: `${message.slice(0, 600)}${provider}`,
         ...base,
         ...(f.stderrTail ? { stderr: f.stderrTail.slice(-1000) } : {}),
+        ...(f.providerError ? { providerError: f.providerError } : {}),
+        ...(f.providerError && PROVIDER_ERROR_CODES[f.providerError]
+          ? { code: PROVIDER_ERROR_CODES[f.providerError] }
+          : {}),
       };
     }
     default: {

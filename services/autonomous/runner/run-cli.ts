@@ -28,6 +28,8 @@ import { eq } from 'drizzle-orm';
 import { buildCliEnv, type CliAdapter, getAdapter } from '../../../agent/adapters.ts';
 import type { Settings } from '../../../config/settings.ts';
 import type { DatabaseHandle } from '../../../db/client.ts';
+import { sessionProviderErrors } from '../../../db/repositories/session-provider-errors.ts';
+import type { ProviderErrorClass } from '../../../domain/proxy/provider-errors.ts';
 import { type ActivityBus, type AutonomousActivityEvent, autonomousActivityBus } from '../activity-bus.ts';
 import { addUsage, type LineUsage, lineUsage, ZERO_USAGE } from '../line-usage.ts';
 import { type LineState, type SessionLineName, sessionLines } from '../session-lines.ts';
@@ -42,6 +44,8 @@ import { classifyAttempt, type ErrorEnvelope, errorEnvelope, type RunOutcome } f
 export const DEFAULT_TASK_TIMEOUT_SECONDS = 3600;
 export const FINAL_TEXT_MAX_CHARS = 16_000;
 const PROXY_PATH = '/api/remote/llm-proxy';
+/** Pause before the second read of the proxy's provider-error fact of a failed attempt. */
+const PROVIDER_ERROR_SETTLE_MS = 250;
 
 export interface RunCliInput {
   workflowId: string;
@@ -124,6 +128,19 @@ const redactor = (secret: string) => (text: string) =>
 export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
   const lines = sessionLines(deps);
   const usage = lineUsage(deps);
+  const providerErrors = sessionProviderErrors(deps.database);
+
+  /**
+   * The class the model proxy recorded for the line's session since `since`, read only for a failed
+   * attempt without a structured overflow line. The proxy writes it just after relaying the error
+   * (asynchronously), so an empty answer is read once more after a short pause.
+   */
+  async function providerErrorSince(sessionId: string, since: Date): Promise<ProviderErrorClass | null> {
+    const first = await providerErrors.since(sessionId, since);
+    if (first !== null) return first;
+    await new Promise((r) => setTimeout(r, PROVIDER_ERROR_SETTLE_MS));
+    return providerErrors.since(sessionId, since);
+  }
   const bus = options.bus ?? autonomousActivityBus;
   const pollMs = options.pollMs ?? 1000;
   const heartbeatMs = options.heartbeatMs ?? 3000;
@@ -166,6 +183,10 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
         subtype: 'leftover_killed',
         text: 'killed a CLI left running by an earlier run',
       });
+    // The attempt's window for the proxy's provider-error fact: an earlier attempt's fact is cleared,
+    // and the start is taken to the whole second (the stored timestamp's precision on every dialect).
+    await providerErrors.clear(state.sessionId);
+    const attemptStarted = new Date(Math.floor(deps.now().getTime() / 1000) * 1000);
     const { token } = await lines.issueToken(state, input.cliTool);
     const redact = redactor(token);
     // EMPTY environment: only PATH and HOME are taken, and HOME is the line's own.
@@ -242,7 +263,14 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
             pid: null,
           };
       if (finalText.trim()) producedOutput = true;
+      const failed =
+        end.stoppedFor === null &&
+        end.spawnError === undefined &&
+        !contextOverflow &&
+        (end.exitCode !== 0 || end.signal !== null || turnError !== undefined || !end.turnEnded);
+      const providerError = failed ? await providerErrorSince(state.sessionId, attemptStarted) : null;
       const facts = {
+        providerError,
         stoppedFor: end.stoppedFor,
         spawnError: end.spawnError,
         exitCode: end.exitCode,
