@@ -15,6 +15,7 @@ import type { Settings } from '../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../db/client.ts';
 import { checkCompatibility, upgrade } from '../migrations/runner.ts';
 import { startAlertWebhookTrigger } from '../services/alerts/webhook-delivery.ts';
+import { ensureCollectSchedule } from '../services/collectors/schedule.ts';
 import { ensureMaintenanceSchedules } from '../services/maintenance-schedules.ts';
 import { ensureOrgSyncSchedules } from '../services/orgsync/schedule.ts';
 import { ensureQuotaEnforcementSchedule } from '../services/quota-enforcement.ts';
@@ -167,6 +168,16 @@ export async function runWorker(
   }).catch(async (err) => {
     await worker.stop();
     throw new StartupError(`Cannot create the org sync schedules: ${(err as Error).message}`);
+  });
+  // The background fetch scheduler (services/collectors/schedule.ts): ensured when enabled, else removed.
+  await ensureCollectSchedule({
+    address,
+    namespace: settings.TEMPORAL_NAMESPACE,
+    taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    collectors: settings.collectors,
+  }).catch(async (err) => {
+    await worker.stop();
+    throw new StartupError(`Cannot create the collection schedule: ${(err as Error).message}`);
   });
   return worker;
 }

@@ -200,6 +200,10 @@ const sectionSchemas = {
         .default(() => os.userInfo().username),
       /** A file's unfinished tail (a response still streaming) is stored once the file is this old. */
       settle_seconds: int(0, 86_400).default(300),
+      /** The background fetch scheduler (services/collectors/schedule.ts): a collection run on a schedule. */
+      schedule_enabled: bool.default(false),
+      /** Minutes between two scheduled collection runs. */
+      schedule_interval_minutes: int(1, 1440).default(15),
     })
     .strict(),
   /** Quota enforcement (spec document 2, rule 6; services/quota-enforcement.ts). */

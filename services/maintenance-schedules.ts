@@ -42,7 +42,14 @@ export async function ensureMaintenanceSchedules(opts: {
  */
 export async function upsertIntervalSchedule(
   client: Client,
-  s: { scheduleId: string; every: string; workflowType: string; taskQueue: string },
+  s: {
+    scheduleId: string;
+    every: string;
+    workflowType: string;
+    taskQueue: string;
+    /** The workflow's arguments: ids and settings only, never secrets (they end up in the history). */
+    args?: unknown[];
+  },
 ): Promise<void> {
   const spec = { intervals: [{ every: s.every }] };
   const action = {
@@ -50,6 +57,7 @@ export async function upsertIntervalSchedule(
     workflowType: s.workflowType,
     taskQueue: s.taskQueue,
     workflowId: `${s.scheduleId}-run`,
+    ...(s.args ? { args: s.args } : {}),
   };
   try {
     await client.schedule.create({

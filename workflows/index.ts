@@ -5,5 +5,6 @@ export * from './orgsync/sync.ts';
 export * from './probe.ts';
 export * from './remote-session.ts';
 export * from './usage/collect.ts';
+export * from './usage/collect-schedule.ts';
 export * from './usage/quota-enforcement.ts';
 export * from './usage/summary-refresh.ts';

@@ -2,18 +2,13 @@
 // alert webhooks" item 3): with `<platform>.org_sync_enabled` and the platform configured (app_key and
 // app_secret), every `org_sync_interval_minutes` an orgSyncWorkflow({platform, tenantId:
 // org_sync_tenant_id}) run; otherwise the schedule is deleted. Ensured by every worker at start
-// (bin/runtime.ts runWorker), like the maintenance schedules: the same create-or-update mechanism as
+// (bin/runtime.ts runWorker), like the maintenance schedules: created or updated by
 // upsertIntervalSchedule (services/maintenance-schedules.ts), with the workflow's arguments (ids only).
 // One schedule id per platform and task queue. Overlap SKIP: a run still going is not stacked.
-import {
-  Client,
-  Connection,
-  ScheduleAlreadyRunning,
-  ScheduleNotFoundError,
-  ScheduleOverlapPolicy,
-} from '@temporalio/client';
+import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import type { Settings } from '../../config/settings.ts';
 import { PLATFORMS, type Platform } from '../../domain/orgsync/platform.ts';
+import { upsertIntervalSchedule } from '../maintenance-schedules.ts';
 import { platformCredentials } from './directories.ts';
 
 export const orgSyncScheduleId = (platform: Platform, taskQueue: string) =>
@@ -25,26 +20,13 @@ export async function upsertOrgSyncSchedule(
   client: Client,
   s: { platform: Platform; tenantId: number; everyMinutes: number; taskQueue: string },
 ): Promise<void> {
-  const scheduleId = orgSyncScheduleId(s.platform, s.taskQueue);
-  const spec = { intervals: [{ every: `${s.everyMinutes}m` }] };
-  const action = {
-    type: 'startWorkflow' as const,
+  await upsertIntervalSchedule(client, {
+    scheduleId: orgSyncScheduleId(s.platform, s.taskQueue),
+    every: `${s.everyMinutes}m`,
     workflowType: 'orgSyncWorkflow',
     taskQueue: s.taskQueue,
-    workflowId: `${scheduleId}-run`,
     args: [{ platform: s.platform, tenantId: s.tenantId }],
-  };
-  try {
-    await client.schedule.create({
-      scheduleId,
-      spec,
-      action,
-      policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
-    });
-  } catch (err) {
-    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action }));
-  }
+  });
 }
 
 /** Brings both platforms' schedules in line with the settings. */

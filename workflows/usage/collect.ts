@@ -4,6 +4,8 @@
 // One run at a time: the API starts it under the fixed workflow id collectWorkflowId(taskQueue) with a
 // FAIL conflict policy, so a second request while one runs is refused (409 naming the running run);
 // the run's id is the Temporal run id, also collector_runs.run_id.
+// The background fetch scheduler's tick (workflows/usage/collect-schedule.ts) starts it as a child
+// under the same id, with trigger 'schedule': one run at a time whoever starts it.
 //
 // Per source, the files are read in slices of SLICE_FILES files (one activity each, heartbeating), so
 // each activity stays short and the `progress` query shows figures that grow during the run. A source

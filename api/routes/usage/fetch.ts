@@ -10,6 +10,8 @@
 //   GET  /api/fetch/status        system administrators. ?limit (1-100, default 20), ?run_id (one run,
 //                                 404 unknown): {runs: [...newest first], running: run id or null}; a
 //                                 running run carries the live figures of its `progress` query.
+//                                 Runs of the background fetch scheduler (services/collectors/
+//                                 schedule.ts) are listed alike: trigger 'schedule', requested_by null.
 //   GET  /api/data-status         view_dashboard. Per source: the last run, files tracked, messages
 //                                 stored (tenant-scoped: daily_messages.tenant_id), and for the remote
 //                                 agents' usage reports their count and last received time (scoped by
@@ -23,6 +25,7 @@ import { runTotals } from '../../../domain/collectors/progress.ts';
 import { AGENT_REPORTS_SOURCE, TRANSCRIPT_SOURCES } from '../../../domain/collectors/sources.ts';
 import { AppError, NotFoundError, ServiceUnavailableError } from '../../../domain/errors.ts';
 import { readScope } from '../../../domain/tenant-scope.ts';
+import { collectRunInput } from '../../../services/collectors/run-input.ts';
 import {
   type CollectRunProgress,
   collectProgressQuery,
@@ -146,7 +149,7 @@ export function fetchRouter(deps: AppDeps): Router {
       const handle = await client.workflow.start(collectUsageWorkflow, {
         workflowId,
         taskQueue: deps.temporal.taskQueue,
-        args: [{ trigger: 'api', requestedBy: req.auth.user.id, sources: [...TRANSCRIPT_SOURCES] }],
+        args: [collectRunInput('api', req.auth.user.id)],
         workflowIdConflictPolicy: 'FAIL',
       });
       runId = handle.firstExecutionRunId;
