@@ -9,19 +9,13 @@
 //
 // The clients run in this process too (one clock for both ends, no cross-process skew), so they share
 // the event loop and the cores with the server: the figures include the clients' own parsing.
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { io, type Socket } from 'socket.io-client';
 import { Agent } from 'undici';
-import { createLogger } from '../../api/logger.ts';
-import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
-import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
-import { loadSettings } from '../../config/settings.ts';
-import { openDatabase } from '../../db/client.ts';
-import { upgrade } from '../../migrations/runner.ts';
 import { alertBusFor } from '../../services/alerts/bus.ts';
 import { raiseAlert } from '../../services/alerts/raise.ts';
-import { createTestDatabase } from '../../test/support/database.ts';
+import { BENCH_ADMIN, startStack } from '../support/stack.ts';
+import { machine, percentile } from '../support/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,7 +29,6 @@ const { values } = parseArgs({
 const SSE = Number(values.sse);
 const SOCKETS = Number(values.sockets);
 const ALERTS = Number(values.alerts);
-const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
 
 /** alert_id -> the time it was raised (performance.now()), and the latencies seen per transport. */
 const raisedAt = new Map<string, number>();
@@ -87,55 +80,26 @@ function socketClient(url: string, token: string): Promise<Socket> {
   });
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
-};
+const pct = (xs: number[], p: number) => percentile(xs, p / 100);
 
 async function main() {
-  const testDb = await createTestDatabase();
-  const settings = loadSettings({
-    SVC_DATA_DIR: testDb.dataDir,
-    DATABASE_URL: testDb.databaseUrl ?? '',
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-  });
-  const database = await openDatabase({
-    databaseUrl: settings.DATABASE_URL,
-    sqlitePath: settings.sqlitePath,
-  });
-  await upgrade(database, 'head');
-  await bootstrapAdmin(database, ADMIN, () => {});
-  const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
-  const deps = buildDeps(settings, database, temporal, createLogger('warn'));
-  const api = await listen(deps);
+  const stack = await startStack({ admin: BENCH_ADMIN });
+  const { database, deps } = stack;
   const dispatcher = new Agent({ connections: null, pipelining: 0 });
   const readers: ReadableStreamDefaultReader[] = [];
   const sockets: Socket[] = [];
   try {
-    const res = await fetch(`${api.url}/api/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(ADMIN),
-    });
-    const body = (await res.json()) as { user: { id: number } };
-    const cookie = res.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('session_token='))!
-      .split(';')[0]!;
-    const token = decodeURIComponent(cookie.slice('session_token='.length));
+    const { cookie, token, user } = stack.admin!;
     for (let i = 0; i < SSE; i += 50)
       readers.push(
         ...(await Promise.all(
-          Array.from({ length: Math.min(50, SSE - i) }, () => sseClient(api.url, cookie, dispatcher)),
+          Array.from({ length: Math.min(50, SSE - i) }, () => sseClient(stack.url, cookie, dispatcher)),
         )),
       );
     for (let i = 0; i < SOCKETS; i += 50)
       sockets.push(
         ...(await Promise.all(
-          Array.from({ length: Math.min(50, SOCKETS - i) }, () => socketClient(api.url, token)),
+          Array.from({ length: Math.min(50, SOCKETS - i) }, () => socketClient(stack.url, token)),
         )),
       );
     const clients = SSE + SOCKETS;
@@ -174,7 +138,7 @@ async function main() {
         severity: 'critical',
         title: 'bench',
         message: null,
-        userId: body.user.id,
+        userId: user.id,
         tenantId: null,
       });
       const stored = performance.now();
@@ -193,7 +157,7 @@ async function main() {
       }
     }
     console.log(
-      `bench/alerts  database=${database.dialect}  sse=${SSE}  socket.io=${SOCKETS}  alerts=${ALERTS}  cpus=${os.cpus().length}  loadavg=${os.loadavg()[0]!.toFixed(1)}  node=${process.version}`,
+      `bench/alerts  database=${database.dialect}  sse=${SSE}  socket.io=${SOCKETS}  alerts=${ALERTS}  ${machine()}`,
     );
     for (const kind of ['sse', 'socket'] as const) {
       const xs = latencies[kind];
@@ -213,11 +177,8 @@ async function main() {
   } finally {
     for (const s of sockets) s.close();
     for (const r of readers) await r.cancel().catch(() => undefined);
-    await api.close();
+    await stack.close();
     await dispatcher.close().catch(() => undefined);
-    await temporal.close();
-    await database.close();
-    await testDb.drop();
   }
 }
 

@@ -15,21 +15,17 @@
 // ANALYZE, what autovacuum does after a bulk load), so the planner has statistics. Requests are sent
 // one at a time (no concurrency) from this process; no Temporal server is needed.
 import { existsSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createLogger } from '../../api/logger.ts';
-import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
-import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
-import { loadSettings } from '../../config/settings.ts';
-import { openDatabase } from '../../db/client.ts';
+import type { DatabaseHandle } from '../../db/client.ts';
 import { usersRepository } from '../../db/repositories/users.ts';
 import { hashPassword } from '../../domain/passwords.ts';
 import type { MessageRow } from '../../domain/usage/ingest-rows.ts';
 import { addDays, dayOf } from '../../domain/usage/read-dates.ts';
-import { upgrade } from '../../migrations/runner.ts';
 import { ingestService } from '../../services/usage/ingest.ts';
-import { createTestDatabase } from '../../test/support/database.ts';
+import { login } from '../support/login.ts';
+import { mulberry32 } from '../support/random.ts';
+import { startStack } from '../support/stack.ts';
+import { machine, percentile } from '../support/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -52,23 +48,14 @@ const HOSTS = 20;
 const LOAD_BATCH = 20_000;
 const PASSWORD = 'bench-password-123';
 
-/** A fixed pseudo-random sequence (mulberry32), so every run loads the same data. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A fixed pseudo-random sequence, so every run loads the same data. */
+const random = mulberry32;
 
 /** 2,000 words; a message holds 8-15 of them, so one word is in ~0.6 % of messages. */
 const VOCABULARY = Array.from({ length: 2000 }, (_, i) => `w${i.toString(36)}x${(i * 7919) % 97}`);
 const SEARCH_WORD = VOCABULARY[1234]!;
 
-async function load(deps: { database: Awaited<ReturnType<typeof openDatabase>>; now: () => Date }) {
+async function load(deps: { database: DatabaseHandle; now: () => Date }) {
   const sql = deps.database.sql;
   const tenantIds: number[] = [];
   for (let t = 0; t < TENANTS; t++) {
@@ -134,60 +121,39 @@ async function load(deps: { database: Awaited<ReturnType<typeof openDatabase>>; 
 
 async function main() {
   const keep = values['sqlite-file'];
-  const testDb = keep && !process.env.DATABASE_URL ? undefined : await createTestDatabase();
-  const settings = loadSettings({
-    SVC_DATA_DIR: testDb?.dataDir ?? path.dirname(path.resolve(keep!)),
-    DATABASE_URL: testDb?.databaseUrl ?? '',
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-  });
-  const reuse = keep !== undefined && testDb === undefined && existsSync(keep);
-  const database = await openDatabase({
-    databaseUrl: settings.DATABASE_URL,
-    sqlitePath: testDb ? settings.sqlitePath : path.resolve(keep!),
-  });
-  await upgrade(database, 'head');
+  const reuse = keep !== undefined && !process.env.DATABASE_URL && existsSync(keep);
   const admin = { username: 'bench-admin', password: PASSWORD };
-  await bootstrapAdmin(database, admin, () => {});
-  const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
-  const deps = buildDeps(settings, database, temporal, createLogger('warn'));
   let loaded = { seconds: 0, stored: 0 };
-  const [have] = await database.sql.query<{ n: number }>('SELECT COUNT(*) AS n FROM daily_messages');
-  if (!reuse || Number(have!.n) === 0) loaded = await load(deps);
-  const t0 = Date.now();
-  if (database.dialect === 'postgres') await database.sql.exec('VACUUM ANALYZE');
-  else await database.sql.exec('ANALYZE');
-  console.log(`analyze: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  const [tenant] = await database.sql.query<{ tenant_id: number }>(
-    "SELECT tenant_id FROM users WHERE username = 'dev0'",
-  );
   const reader = 'bench-reader';
-  const users = usersRepository(database);
-  if (!(await users.findByUsername(reader)))
-    await users.create({
-      username: reader,
-      passwordHash: await hashPassword(PASSWORD),
-      role: 'user',
-      isAdmin: false,
-      tenantId: Number(tenant!.tenant_id),
-    });
-  const api = await listen(deps);
-  try {
-    const login = async (username: string) => {
-      const res = await fetch(`${api.url}/api/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username, password: PASSWORD }),
+  // Loading, ANALYZE and the reader account come before the server listens.
+  const prepare = async (deps: Parameters<typeof load>[0]) => {
+    const { database } = deps;
+    const [have] = await database.sql.query<{ n: number }>('SELECT COUNT(*) AS n FROM daily_messages');
+    if (!reuse || Number(have!.n) === 0) loaded = await load(deps);
+    const t0 = Date.now();
+    if (database.dialect === 'postgres') await database.sql.exec('VACUUM ANALYZE');
+    else await database.sql.exec('ANALYZE');
+    console.log(`analyze: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const [tenant] = await database.sql.query<{ tenant_id: number }>(
+      "SELECT tenant_id FROM users WHERE username = 'dev0'",
+    );
+    const users = usersRepository(database);
+    if (!(await users.findByUsername(reader)))
+      await users.create({
+        username: reader,
+        passwordHash: await hashPassword(PASSWORD),
+        role: 'user',
+        isAdmin: false,
+        tenantId: Number(tenant!.tenant_id),
       });
-      if (res.status !== 200) throw new Error(`login ${username}: ${res.status} ${await res.text()}`);
-      return res.headers
-        .getSetCookie()
-        .find((c) => c.startsWith('session_token='))!
-        .split(';')[0]!;
+  };
+  const api = await startStack({ admin, sqliteFile: keep, prepare });
+  const { database, deps } = api;
+  try {
+    const who = {
+      'tenant user': (await login(api.url, reader, PASSWORD)).cookie,
+      'system admin': api.admin!.cookie,
     };
-    const who = { 'tenant user': await login(reader), 'system admin': await login(admin.username) };
     const today = dayOf(deps.now());
     const paths = [
       '/api/summary',
@@ -198,14 +164,12 @@ async function main() {
     ];
     const [count] = await database.sql.query<{ n: number }>('SELECT COUNT(*) AS n FROM daily_messages');
     console.log(
-      `bench/analytics  database=${database.dialect}  messages=${Number(count!.n).toLocaleString('en')}  users=${USERS}  tenants=${TENANTS}  tools=${TOOLS}  days=${DAYS}  rounds=${ROUNDS}  cpus=${os.cpus().length}  loadavg=${os.loadavg()[0]!.toFixed(1)}  node=${process.version}`,
+      `bench/analytics  database=${database.dialect}  messages=${Number(count!.n).toLocaleString('en')}  users=${USERS}  tenants=${TENANTS}  tools=${TOOLS}  days=${DAYS}  rounds=${ROUNDS}  ${machine()}`,
     );
     if (loaded.stored)
       console.log(
         `loaded ${loaded.stored.toLocaleString('en')} messages through the ingest service in ${loaded.seconds.toFixed(0)} s (${(loaded.stored / loaded.seconds).toFixed(0)} msg/s)`,
       );
-    const pct = (xs: number[], p: number) =>
-      [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
     for (const p of paths) {
       for (const [as, cookie] of Object.entries(who)) {
         const times: number[] = [];
@@ -219,15 +183,12 @@ async function main() {
         }
         const note = p.includes('search') ? `  (${JSON.parse(body).messages.length} shown)` : '';
         console.log(
-          `${`GET ${p}`.padEnd(52)} ${as.padEnd(13)} p50 ${pct(times, 0.5).toFixed(1).padStart(6)} ms   p99 ${pct(times, 0.99).toFixed(1).padStart(6)} ms${note}`,
+          `${`GET ${p}`.padEnd(52)} ${as.padEnd(13)} p50 ${percentile(times, 0.5).toFixed(1).padStart(6)} ms   p99 ${percentile(times, 0.99).toFixed(1).padStart(6)} ms${note}`,
         );
       }
     }
   } finally {
     await api.close();
-    await temporal.close();
-    await database.close();
-    await testDb?.drop();
   }
 }
 

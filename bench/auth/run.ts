@@ -8,18 +8,11 @@
 //
 // autocannon runs as a child process (its own event loop), but on the same machine: it shares the
 // cores with the API, so figures are relative, not absolute; the ratio is the number to read.
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import os from 'node:os';
 import { parseArgs } from 'node:util';
 import type autocannon from 'autocannon';
-import { createLogger } from '../../api/logger.ts';
-import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
-import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
-import { loadSettings } from '../../config/settings.ts';
-import { openDatabase } from '../../db/client.ts';
-import { upgrade } from '../../migrations/runner.ts';
-import { createTestDatabase } from '../../test/support/database.ts';
+import { autocannonRun } from '../support/child.ts';
+import { BENCH_ADMIN, startStack } from '../support/stack.ts';
+import { machine, percentile } from '../support/stats.ts';
 
 const { values } = parseArgs({
   options: {
@@ -35,70 +28,18 @@ const duration = Number(values.duration);
 const pipelining = Number(values.pipelining);
 const rounds = Number(values.rounds);
 
-const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
-
-/** One autocannon run in a child process; its JSON result. */
-function loadTest(url: string, seconds: number, headers: Record<string, string>): Promise<autocannon.Result> {
-  const args = [
-    AUTOCANNON,
-    '--json',
-    '-c',
-    String(connections),
-    '-p',
-    String(pipelining),
-    '-d',
-    String(seconds),
-  ];
-  for (const [k, v] of Object.entries(headers)) args.push('-H', `${k}=${v}`);
-  args.push(url);
-  return new Promise((resolve, reject) =>
-    execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout) => {
-      if (err) reject(err);
-      else resolve(JSON.parse(stdout) as autocannon.Result);
-    }),
-  );
-}
-
-const ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
-
 async function main() {
-  const testDb = await createTestDatabase();
-  const settings = loadSettings({
-    SVC_DATA_DIR: testDb.dataDir,
-    DATABASE_URL: testDb.databaseUrl ?? '',
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-  });
-  const database = await openDatabase({
-    databaseUrl: settings.DATABASE_URL,
-    sqlitePath: settings.sqlitePath,
-  });
-  await upgrade(database, 'head');
-  await bootstrapAdmin(database, ADMIN, () => {});
-  const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
-  const deps = buildDeps(settings, database, temporal, createLogger('warn'));
-  const api = await listen(deps);
+  const stack = await startStack({ admin: BENCH_ADMIN });
+  const { database } = stack;
   try {
-    const res = await fetch(`${api.url}/api/auth/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(ADMIN),
-    });
-    if (res.status !== 200) throw new Error(`login failed: ${res.status} ${await res.text()}`);
-    const cookie = res.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('session_token='))!
-      .split(';')[0]!;
-    const headers = { cookie };
-    const check = (await (await fetch(`${api.url}/api/auth/check`, { headers })).json()) as {
+    const headers = { cookie: stack.admin!.cookie };
+    const check = (await (await fetch(`${stack.url}/api/auth/check`, { headers })).json()) as {
       authenticated: boolean;
     };
     if (!check.authenticated) throw new Error('the session does not authenticate');
 
     const run = (path: string, seconds: number, h: Record<string, string> = {}) =>
-      loadTest(`${api.url}${path}`, seconds, h);
+      autocannonRun({ url: `${stack.url}${path}`, connections, pipelining, seconds, headers: h });
     const target = (r: autocannon.Result) => {
       if (r.non2xx || r.errors) throw new Error(`${r.non2xx} non-2xx and ${r.errors} errors`);
       return r;
@@ -132,11 +73,11 @@ async function main() {
       }
       ratios.push(rps.check! / rps.livez!);
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const median = (xs: number[]) => percentile(xs, 0.5);
     const line = (name: string, t: (typeof totals)['livez']) =>
       `${name.padEnd(28)} ${(t.requests / t.seconds).toFixed(0).padStart(7)} req/s   p50 ${String(median(t.p50)).padStart(3)} ms   p99 ${String(median(t.p99)).padStart(3)} ms   server CPU ${(t.cpuUs / t.requests).toFixed(0).padStart(4)} us/request`;
     console.log(
-      `bench/auth  database=${database.dialect}  connections=${connections}  pipelining=${pipelining}  rounds=${rounds} x ${duration}s per route  cpus=${os.cpus().length}  loadavg=${os.loadavg()[0]!.toFixed(1)}  node=${process.version}`,
+      `bench/auth  database=${database.dialect}  connections=${connections}  pipelining=${pipelining}  rounds=${rounds} x ${duration}s per route  ${machine()}`,
     );
     console.log(line('GET /livez', totals.livez));
     console.log(line('GET /api/auth/check (auth)', totals.check));
@@ -148,10 +89,7 @@ async function main() {
       `ratio auth/check : livez  req/s ${rpsRatio.toFixed(2)}  (per-round median ${median(ratios).toFixed(2)}; from server CPU per request ${cpuRatio.toFixed(2)})`,
     );
   } finally {
-    await api.close();
-    await temporal.close();
-    await database.close();
-    await testDb.drop();
+    await stack.close();
   }
 }
 

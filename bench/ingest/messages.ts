@@ -6,6 +6,7 @@
 //     (hosts take turns), in time order, the whole run spanning `days`; a host has its own 8 senders.
 //   random: every message on a random day, hour, tool, host and sender: about one aggregate key per
 //     message, the worst case for the statistics UPSERTs.
+import { mulberry32 } from '../support/random.ts';
 
 export const TOOLS = ['claude-code', 'codex', 'gemini-cli', 'aider', 'copilot-cli'];
 export const HOSTS = ['ws-01', 'ws-02', 'ws-03', 'build-01', 'laptop-ann', 'laptop-bo'];
@@ -18,17 +19,8 @@ const WORDS = (
   'token usage quota tenant user session commit branch review merge build deploy config setting log'
 ).split(' ');
 
-/** mulberry32: a small fast seeded PRNG, so every run uploads the same rows. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Every run uploads the same rows. */
+const prng = mulberry32;
 
 export interface BenchMessage {
   date: string;

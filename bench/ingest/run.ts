@@ -8,14 +8,10 @@
 //   npm run bench -- ingest [--messages 200000] [--batch 10000] [--days 30] [--mix collector|random]
 //   DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres npm run bench -- ingest
 //   node --cpu-prof --cpu-prof-dir /tmp/prof --import tsx bench/ingest/run.ts   # profile the API side
-import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { createLogger } from '../../api/logger.ts';
-import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
-import { loadSettings } from '../../config/settings.ts';
-import { type DatabaseHandle, openDatabase } from '../../db/client.ts';
-import { upgrade } from '../../migrations/runner.ts';
-import { createTestDatabase, type TestDatabase } from '../../test/support/database.ts';
+import type { DatabaseHandle } from '../../db/client.ts';
+import { openBenchDatabase, startStack } from '../support/stack.ts';
+import { machine, percentile } from '../support/stats.ts';
 import { type BenchMessage, KNOWN_SENDERS, type Mix, makeMessages, senderAccount } from './messages.ts';
 
 const { values } = parseArgs({
@@ -37,20 +33,13 @@ const KEY = 'bench-upload-key';
 const RAW_ROWS_PER_STATEMENT = 500;
 
 interface Phase {
-  testDb: TestDatabase;
   database: DatabaseHandle;
   /** Tool account -> [user id, tenant id], as the upload resolves senders. */
   owners: Map<string, [number, number]>;
 }
 
-/** A fresh migrated database with two tenants of KNOWN_SENDERS / 2 users each, one tool account each. */
-async function freshDatabase(): Promise<Phase> {
-  const testDb = await createTestDatabase();
-  const database = await openDatabase({
-    databaseUrl: testDb.databaseUrl ?? '',
-    sqlitePath: testDb.sqlitePath,
-  });
-  await upgrade(database, 'head');
+/** Seeds a fresh migrated database with two tenants of KNOWN_SENDERS / 2 users each, one tool account each. */
+async function seed(database: DatabaseHandle): Promise<Phase> {
   const owners = new Map<string, [number, number]>();
   const tenants: number[] = [];
   for (const slug of ['bench-a', 'bench-b']) {
@@ -72,7 +61,7 @@ async function freshDatabase(): Promise<Phase> {
     );
     owners.set(senderAccount(i), [Number(u!.id), tenant]);
   }
-  return { testDb, database, owners };
+  return { database, owners };
 }
 
 const COLUMNS = [
@@ -137,13 +126,8 @@ async function countMessages(p: Phase) {
   return Number(r!.n);
 }
 
-async function close(p: Phase) {
-  await p.database.close();
-  await p.testDb.drop();
-}
-
 const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => percentile(xs, 0.5);
 
 async function main() {
   const rows = makeMessages(0, total, { total, days, mix });
@@ -151,7 +135,8 @@ async function main() {
   const bytes = rows.reduce((a, m) => a + JSON.stringify(m).length + 1, 0);
 
   // Raw phase.
-  const raw = await freshDatabase();
+  const rawDb = await openBenchDatabase();
+  const raw = await seed(rawDb.database);
   let rawMs: number;
   let rawCpu: NodeJS.CpuUsage;
   try {
@@ -163,23 +148,17 @@ async function main() {
     rawCpu = process.cpuUsage(cpu0);
     if ((await countMessages(raw)) !== total + WARMUP) throw new Error('raw: not every row was stored');
   } finally {
-    await close(raw);
+    await rawDb.close();
   }
 
   // API phase: the bodies are serialised before the clock starts (a collector has them ready too).
-  const phase = await freshDatabase();
-  const settings = loadSettings({
-    SVC_DATA_DIR: phase.testDb.dataDir,
-    DATABASE_URL: phase.testDb.databaseUrl ?? '',
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    SVC_UPLOAD_AUTH_KEY: KEY,
+  let phase: Phase | undefined;
+  const api = await startStack({
+    env: { SVC_UPLOAD_AUTH_KEY: KEY },
+    prepare: async (deps) => {
+      phase = await seed(deps.database);
+    },
   });
-  const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
-  const deps = buildDeps(settings, phase.database, temporal, createLogger('warn'));
-  const api = await listen(deps);
   const post = async (body: string) => {
     const res = await fetch(`${api.url}/api/upload/batch`, {
       method: 'POST',
@@ -208,20 +187,18 @@ async function main() {
       apiMs += ms;
     }
     cpu = process.cpuUsage(cpu);
-    if (stored !== total || (await countMessages(phase)) !== total + WARMUP)
+    if (stored !== total || (await countMessages(phase!)) !== total + WARMUP)
       throw new Error(`api: ${stored} of ${total} rows stored`);
   } finally {
     await api.close();
-    await temporal.close();
-    await close(phase);
   }
   const cpuPerMessage = (c: NodeJS.CpuUsage) => `${((c.user + c.system) / total).toFixed(0)} us/message`;
 
   const apiRate = rate(total, apiMs);
   const rawRate = rate(total, rawMs);
   console.log(
-    `bench/ingest  database=${phase.database.dialect}  messages=${total}  batch=${batch}  days=${days}  mix=${mix}  ` +
-      `body=${(bytes / total).toFixed(0)} B/message  cpus=${os.cpus().length}  loadavg=${os.loadavg()[0]!.toFixed(1)}  node=${process.version}`,
+    `bench/ingest  database=${api.database.dialect}  messages=${total}  batch=${batch}  days=${days}  mix=${mix}  ` +
+      `body=${(bytes / total).toFixed(0)} B/message  ${machine()}`,
   );
   console.log(
     `raw INSERT ... ON CONFLICT DO NOTHING (${batch}-row transactions)  ${String(rawRate).padStart(7)} messages/s  (${(rawMs / 1000).toFixed(1)} s; process CPU ${cpuPerMessage(rawCpu)})`,

@@ -23,27 +23,24 @@
 //
 // --profile: after the rounds, profiles this process (the API) under the concurrency-64 load with the
 // V8 inspector, writes the .cpuprofile to the data directory and prints where the time goes.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Session } from 'node:inspector/promises';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type autocannon from 'autocannon';
+import type { AppDeps } from '../../api/deps.ts';
 import { forwardToProvider } from '../../api/llm-proxy/forward.ts';
 import { providerAuthHeaders } from '../../api/llm-proxy/provider-auth.ts';
-import { createLogger } from '../../api/logger.ts';
-import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
-import { loadSettings } from '../../config/settings.ts';
-import { openDatabase } from '../../db/client.ts';
-import { upgrade } from '../../migrations/runner.ts';
 import { proxyTokenService } from '../../services/proxy-tokens.ts';
 import { quotaServiceFor } from '../../services/quota.ts';
 import { storedKeyCipher } from '../../services/stored-keys.ts';
-import { createTestDatabase } from '../../test/support/database.ts';
+import { autocannonRun, nodeChild } from '../support/child.ts';
+import { startStack } from '../support/stack.ts';
+import { median } from '../support/stats.ts';
 import type { LoadConfig, LoadResult } from './load.ts';
 import { listen as listenServer, type RunningServer, startPassthrough } from './passthrough.ts';
 
@@ -67,7 +64,6 @@ const DURATION_S = Number(values.duration);
 const CONCURRENCY = Number(values.concurrency);
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
-const AUTOCANNON = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
 const REAL_KEY = 'sk-bench-real-key';
 const BODY = JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'hi' }] });
 
@@ -87,36 +83,20 @@ interface Sample {
   cpuPerRequest: number;
 }
 
-function child(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) =>
-    execFile(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 }, (err, stdout) =>
-      err ? reject(err) : resolve(stdout),
-    ),
-  );
-}
-
 async function load(config: LoadConfig): Promise<LoadResult> {
-  const out = await child(['--import', 'tsx', path.join(HERE, 'load.ts'), JSON.stringify(config)]);
+  const out = await nodeChild(['--import', 'tsx', path.join(HERE, 'load.ts'), JSON.stringify(config)]);
   return JSON.parse(out) as LoadResult;
 }
 
-async function cannon(t: Target, connections: number, seconds: number): Promise<autocannon.Result> {
-  const args = [
-    AUTOCANNON,
-    '--json',
-    '-c',
-    String(connections),
-    '-d',
-    String(seconds),
-    '-m',
-    'POST',
-    '-b',
-    BODY,
-  ];
-  for (const [k, v] of Object.entries({ ...t.headers, 'content-type': 'application/json' }))
-    args.push('-H', `${k}=${v}`);
-  args.push(t.url);
-  return JSON.parse(await child(args)) as autocannon.Result;
+function cannon(t: Target, connections: number, seconds: number): Promise<autocannon.Result> {
+  return autocannonRun({
+    url: t.url,
+    connections,
+    seconds,
+    method: 'POST',
+    body: BODY,
+    headers: { ...t.headers, 'content-type': 'application/json' },
+  });
 }
 
 export async function startMockProcess(): Promise<{ url: string; stop(): void }> {
@@ -147,22 +127,34 @@ export async function startForwarder(upstreamBase: string): Promise<RunningServe
 
 /** The full API on a fresh database, with a tenant, a user, a live session, its token and a stored key. */
 export async function startApi(mockUrl: string) {
-  const testDb = await createTestDatabase();
-  const settings = loadSettings({
-    SVC_DATA_DIR: testDb.dataDir,
-    DATABASE_URL: testDb.databaseUrl ?? '',
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-    SVC_ENCRYPTION_KEY: 'bench-encryption-key',
-    SECRET_KEY: 'bench-secret-key',
+  let token = '';
+  const api = await startStack({
+    env: { LOG_LEVEL: 'info', SVC_ENCRYPTION_KEY: 'bench-encryption-key', SECRET_KEY: 'bench-secret-key' },
+    // warn: the production default (info) writes nothing per successful call either; this keeps the
+    // callers that autocannon drops at the end of a timed run (status 0, info) out of the output.
+    logLevel: 'warn',
+    prepare: async (deps) => {
+      token = await seed(deps, mockUrl);
+    },
   });
-  const database = await openDatabase({
-    databaseUrl: settings.DATABASE_URL,
-    sqlitePath: settings.sqlitePath,
-  });
-  await upgrade(database, 'head');
+  const { deps } = api;
+  const { db, t } = api.database;
+  return {
+    url: api.url,
+    token,
+    dialect: api.database.dialect,
+    async usage() {
+      await quotaServiceFor(deps).flush();
+      const [row] = await db.select().from(t.agentSessions);
+      return { requests: row!.requestCount, tokens: row!.totalTokens };
+    },
+    close: api.close,
+  };
+}
+
+/** A tenant with quotas, a user with personal limits, a live session and a stored key; the session's proxy token. */
+async function seed(deps: AppDeps, mockUrl: string): Promise<string> {
+  const { settings, database } = deps;
   const { db, t } = database;
   const [tenant] = await db
     .insert(t.tenants)
@@ -211,39 +203,14 @@ export async function startApi(mockUrl: string) {
     // tenant-written keys (which refuses loopback) does not apply.
     createdBySystemAdmin: true,
   });
-  const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
-  // warn: the production default (info) writes nothing per successful call either; this keeps the
-  // callers that autocannon drops at the end of a timed run (status 0, info) out of the output.
-  const deps = buildDeps(settings, database, temporal, createLogger('warn'));
   const { token } = await proxyTokenService(deps).issue({
     sessionId,
     userId: user!.id,
     tenantId: tenant!.id,
     provider: 'openai',
   });
-  const api = await listen(deps);
-  return {
-    url: api.url,
-    token,
-    dialect: database.dialect,
-    async usage() {
-      await quotaServiceFor(deps).flush();
-      const [row] = await db.select().from(t.agentSessions);
-      return { requests: row!.requestCount, tokens: row!.totalTokens };
-    },
-    async close() {
-      await api.close();
-      await temporal.close();
-      await database.close();
-      await testDb.drop();
-    },
-  };
+  return token;
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 async function measure(t: Target): Promise<Sample> {
   const json = { url: t.url, headers: { ...t.headers, 'content-type': 'application/json' }, body: BODY };
