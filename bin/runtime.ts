@@ -132,21 +132,12 @@ export async function runWorker(
   log: (l: string) => void,
   cacheDir = `${settings.dataDir}/cache`,
 ): Promise<RunningWorker> {
-  const worker = await startWorker({
-    address,
-    namespace: settings.TEMPORAL_NAMESPACE,
-    taskQueue: settings.TEMPORAL_TASK_QUEUE,
-    activities: createActivities({ database, settings, now: () => new Date() }),
-    cacheDir,
-    log,
-  });
   await ensureMaintenanceSchedules({
     address,
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
     sessionStatsEveryMinutes: settings.SVC_SESSION_STATS_REFRESH_MINUTES,
-  }).catch(async (err) => {
-    await worker.stop();
+  }).catch((err) => {
     throw new StartupError(`Cannot create the maintenance schedules: ${(err as Error).message}`);
   });
   await ensureQuotaEnforcementSchedule({
@@ -155,8 +146,7 @@ export async function runWorker(
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
     multiTenant: settings.quota.multi_tenant,
     intervalSeconds: settings.quota.enforcement_interval_seconds,
-  }).catch(async (err) => {
-    await worker.stop();
+  }).catch((err) => {
     throw new StartupError(`Cannot create the quota enforcement schedule: ${(err as Error).message}`);
   });
   // Org sync of the chat platforms (services/orgsync/schedule.ts): ensured when enabled, else removed.
@@ -165,8 +155,7 @@ export async function runWorker(
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
     settings,
-  }).catch(async (err) => {
-    await worker.stop();
+  }).catch((err) => {
     throw new StartupError(`Cannot create the org sync schedules: ${(err as Error).message}`);
   });
   // The background fetch scheduler (services/collectors/schedule.ts): ensured when enabled, else removed.
@@ -175,9 +164,19 @@ export async function runWorker(
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
     collectors: settings.collectors,
-  }).catch(async (err) => {
-    await worker.stop();
+  }).catch((err) => {
     throw new StartupError(`Cannot create the collection schedule: ${(err as Error).message}`);
+  });
+  // The schedules are ensured BEFORE the worker polls: once it polls, the API reports ready and may be
+  // told to stop, and a signal that arrives before the caller has installed its shutdown handlers would
+  // leave the Temporal runtime's own handler stopping the worker while the process lives on.
+  const worker = await startWorker({
+    address,
+    namespace: settings.TEMPORAL_NAMESPACE,
+    taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    activities: createActivities({ database, settings, now: () => new Date() }),
+    cacheDir,
+    log,
   });
   return worker;
 }
