@@ -15,6 +15,7 @@ import type { Settings } from '../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../db/client.ts';
 import { checkCompatibility, upgrade } from '../migrations/runner.ts';
 import { startAlertWebhookTrigger } from '../services/alerts/webhook-delivery.ts';
+import { ensureAutonomousQuotaResumeSchedule } from '../services/autonomous/quota-resume-schedule.ts';
 import { ensureCollectSchedule } from '../services/collectors/schedule.ts';
 import { ensureMaintenanceSchedules } from '../services/maintenance-schedules.ts';
 import { ensureOrgSyncSchedules } from '../services/orgsync/schedule.ts';
@@ -148,6 +149,17 @@ export async function runWorker(
     intervalSeconds: settings.quota.enforcement_interval_seconds,
   }).catch((err) => {
     throw new StartupError(`Cannot create the quota enforcement schedule: ${(err as Error).message}`);
+  });
+  // Auto-resume of quota-paused autonomous workflows: the enforcement tick does it in multi-tenant mode,
+  // this schedule otherwise (services/autonomous/quota-resume-schedule.ts).
+  await ensureAutonomousQuotaResumeSchedule({
+    address,
+    namespace: settings.TEMPORAL_NAMESPACE,
+    taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    multiTenant: settings.quota.multi_tenant,
+    intervalSeconds: settings.quota.enforcement_interval_seconds,
+  }).catch((err) => {
+    throw new StartupError(`Cannot create the autonomous quota resume schedule: ${(err as Error).message}`);
   });
   // Org sync of the chat platforms (services/orgsync/schedule.ts): ensured when enabled, else removed.
   await ensureOrgSyncSchedules({

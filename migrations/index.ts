@@ -22,6 +22,7 @@ import autonomousEngine from './versions/0023_autonomous_engine.ts';
 import localForge from './versions/0024_local_forge.ts';
 import tenantUserCountBackfill from './versions/0026_tenant_user_count_backfill.ts';
 import sessionProviderError from './versions/0028_session_provider_error.ts';
+import milestoneStepKey from './versions/0029_milestone_step_key.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -46,6 +47,7 @@ export const MIGRATIONS: Migration[] = [
   localForge,
   tenantUserCountBackfill,
   sessionProviderError,
+  milestoneStepKey,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

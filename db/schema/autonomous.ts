@@ -121,10 +121,18 @@ export const workflowMilestones = pgTable(
     /** 1 for the first try of a step; a retry of the same step gets the next attempt. */
     attempt: integer('attempt').notNull().default(1),
     startedAt: ts('started_at'),
+    // --- 0029_milestone_step_key ---
+    /**
+     * The workflow's own key of the step that began this row (milestones.ts `begin`): a retried
+     * activity finds its row instead of adding a second one. NULL for rows added without a key and
+     * for history copied into a fork.
+     */
+    stepKey: str('step_key', 120),
   },
   (t) => [
     index('workflow_milestones_workflow').on(t.workflowId),
     uniqueIndex('workflow_milestones_sequence').on(t.workflowId, t.sequence),
+    uniqueIndex('workflow_milestones_step_key').on(t.workflowId, t.stepKey),
   ],
 );
 

@@ -1,0 +1,47 @@
+// The schedule that auto-resumes quota-paused autonomous workflows while multi-tenant mode is off
+// (workflows/autonomous/quota-resume.ts explains the choice). The model proxy refuses calls over a
+// user's or tenant's quota in either mode, so an autonomous workflow can be paused by quota in either
+// mode; the quota enforcement schedule (services/quota-enforcement.ts), which does the auto-resume in
+// multi-tenant mode, exists only in that mode. So every worker start ensures exactly one of them:
+//   multi-tenant on  -> this schedule is removed (the enforcement tick signals the workflows);
+//   multi-tenant off -> this schedule starts autonomousQuotaResumeWorkflow every
+//                       `quota.enforcement_interval_seconds` (default 60, the spec's scheduler period).
+// Same mechanism as the other periodic schedules (upsertIntervalSchedule: overlap SKIP, the interval
+// corrected on a later start, a pause set in the Temporal UI kept).
+import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
+import { upsertIntervalSchedule } from '../maintenance-schedules.ts';
+
+export const autonomousQuotaResumeScheduleId = (taskQueue: string) =>
+  `svc-autonomous-quota-resume-${taskQueue}`;
+
+export async function ensureAutonomousQuotaResumeSchedule(opts: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  multiTenant: boolean;
+  intervalSeconds: number;
+}): Promise<'ensured' | 'removed' | 'absent'> {
+  const connection = await Connection.connect({ address: opts.address });
+  try {
+    const client = new Client({ connection, namespace: opts.namespace });
+    const scheduleId = autonomousQuotaResumeScheduleId(opts.taskQueue);
+    if (!opts.multiTenant) {
+      await upsertIntervalSchedule(client, {
+        scheduleId,
+        every: `${opts.intervalSeconds}s`,
+        workflowType: 'autonomousQuotaResumeWorkflow',
+        taskQueue: opts.taskQueue,
+      });
+      return 'ensured';
+    }
+    try {
+      await client.schedule.getHandle(scheduleId).delete();
+      return 'removed';
+    } catch (err) {
+      if (err instanceof ScheduleNotFoundError) return 'absent';
+      throw err;
+    }
+  } finally {
+    await connection.close();
+  }
+}
