@@ -40,6 +40,11 @@
 // Every refusal is audited (REMOTE_LLM_PROXY_REFUSED) without the token or key, bounded per source
 // (api/audit.ts): refusals without a valid token per client address, the others per session and reason
 // (a CLI retrying a stopped session's token or a call over quota cannot flood the audit log).
+// A failed call's fact goes on the caller's agent session for the autonomous runner
+// (db/repositories/session-provider-errors.ts, domain/proxy/session-call-errors.ts): the class of a
+// relayed provider error, and our own two quota refusals (quota_exceeded, quota_check_failed) once the
+// token has passed every check (a refused, revoked or unverified token records nothing). Fire and
+// forget, never on the path of a successful call.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request } from 'express';
@@ -52,6 +57,7 @@ import {
 } from '../../../domain/key-providers.ts';
 import { type EndpointMatch, matchBareEndpoint, matchEndpoint } from '../../../domain/proxy/endpoints.ts';
 import { formatProxyPath, normaliseProxyPath } from '../../../domain/proxy/request-path.ts';
+import type { SessionCallError } from '../../../domain/proxy/session-call-errors.ts';
 import {
   dimensionName,
   type QuotaExceeded,
@@ -182,6 +188,18 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
 
   function release(outcome: ReserveOutcome | undefined) {
     if (outcome?.kind === 'ok') void quota.release(outcome.reservation);
+  }
+
+  /** A failed call's fact on the caller's session, for the autonomous runner (errors and refusals only). */
+  function recordCallError(call: ProxyCallContext, fact: SessionCallError) {
+    providerErrors
+      .record(call.tenantId, call.sessionId, fact, deps.now())
+      .catch((error) =>
+        deps.logger.warn(
+          { err: (error as Error).message },
+          'llm-proxy: failed call not recorded on the session',
+        ),
+      );
   }
 
   /** The request as an Express request (for writeAudit's client address); refusals only. */
@@ -373,6 +391,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
 
     if (reserved === undefined) reserved = await reserve({ userId: call.userId, tenantId: call.tenantId });
     if (reserved?.kind === 'failed') {
+      recordCallError(call, 'quota_check_failed');
       return refuse(
         req,
         res,
@@ -388,6 +407,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     }
     if (reserved?.kind === 'exceeded') {
       const retryAfter = secondsUntilPeriodEnd(refusalPeriod(reserved.exceeded), deps.now());
+      recordCallError(call, 'quota_exceeded');
       return refuse(
         req,
         res,
@@ -511,15 +531,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
         }
         // A relayed provider error: its class goes on the session (error responses only, off the
         // success path) for the autonomous runner (db/repositories/session-provider-errors.ts).
-        if (result.providerError !== undefined)
-          providerErrors
-            .record(call.tenantId, call.sessionId, result.providerError, deps.now())
-            .catch((error) =>
-              deps.logger.warn(
-                { err: (error as Error).message },
-                'llm-proxy: provider error class not recorded',
-              ),
-            );
+        if (result.providerError !== undefined) recordCallError(call, result.providerError);
         const unreadable = counted && metering.kind === 'tokens' && result.usage === null;
         const estimated = result.usage?.estimated === true;
         finished(

@@ -15,8 +15,14 @@
 // envelope, not the CLI's text). A failed attempt with a `context_overflow` there is a context
 // overflow; the other classes give the failure's envelope a structured `code` the workflow maps
 // (domain/autonomous/errors.ts classifyRunnerError: insufficient_quota -> hard_quota pause, ...).
+// The proxy's OWN quota refusals (429 quota_exceeded, 503 quota_check_failed: the call never reached
+// the provider) are recorded in the same place (domain/proxy/session-call-errors.ts) and reach the
+// envelope as `proxyRefusal`, with the refusal's type as its `code` (errors.ts: app_quota, a fail-closed
+// pause the quota schedule resumes). Either way the attempt stays a runner failure here: what the
+// workflow does about it is errors.ts's decision, from the code alone.
 
 import type { ProviderErrorClass } from '../../../domain/proxy/provider-errors.ts';
+import type { ProxyQuotaRefusal } from '../../../domain/proxy/session-call-errors.ts';
 
 export type RunOutcome =
   | 'ok'
@@ -39,6 +45,8 @@ export interface AttemptFacts {
   producedOutput: boolean;
   /** The class of the last provider error the proxy relayed for the line's session in this attempt. */
   providerError?: ProviderErrorClass | null;
+  /** The model proxy's own quota refusal of the line's last failed call in this attempt. */
+  proxyRefusal?: ProxyQuotaRefusal | null;
 }
 
 /** A small, structured description of a failed attempt; never the prompt or the CLI's normal text. */
@@ -53,6 +61,8 @@ export interface ErrorEnvelope {
   stderr?: string;
   /** The class of the provider error the model proxy relayed during the attempt, if any. */
   providerError?: ProviderErrorClass;
+  /** The model proxy refused the attempt's last failed call itself (its quota), if it did. */
+  proxyRefusal?: ProxyQuotaRefusal;
 }
 
 /** The structured code a failure's envelope carries for a provider error class (errors.ts reads it). */
@@ -108,7 +118,11 @@ export function errorEnvelope(
             : !f.turnEnded
               ? `the CLI exited (${f.exitCode ?? f.signal}) without ending its turn`
               : `the CLI exited with ${f.exitCode ?? f.signal}`;
-      const provider = f.providerError ? ` (the model provider's last error: ${f.providerError})` : '';
+      const provider = f.providerError
+        ? ` (the model provider's last error: ${f.providerError})`
+        : f.proxyRefusal
+          ? ` (the model proxy refused the call: ${f.proxyRefusal})`
+          : '';
       return {
         outcome,
         message: `${message.slice(0, 600)}${provider}`,
@@ -118,6 +132,8 @@ export function errorEnvelope(
         ...(f.providerError && PROVIDER_ERROR_CODES[f.providerError]
           ? { code: PROVIDER_ERROR_CODES[f.providerError] }
           : {}),
+        // The refusal's own type is the code (the proxy's error type: quota_exceeded, quota_check_failed).
+        ...(!f.providerError && f.proxyRefusal ? { proxyRefusal: f.proxyRefusal, code: f.proxyRefusal } : {}),
       };
     }
     default: {

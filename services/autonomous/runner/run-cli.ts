@@ -29,7 +29,7 @@ import { buildCliEnv, type CliAdapter, getAdapter } from '../../../agent/adapter
 import type { Settings } from '../../../config/settings.ts';
 import type { DatabaseHandle } from '../../../db/client.ts';
 import { sessionProviderErrors } from '../../../db/repositories/session-provider-errors.ts';
-import type { ProviderErrorClass } from '../../../domain/proxy/provider-errors.ts';
+import { type SessionCallError, splitSessionCallError } from '../../../domain/proxy/session-call-errors.ts';
 import { type ActivityBus, type AutonomousActivityEvent, autonomousActivityBus } from '../activity-bus.ts';
 import { addUsage, type LineUsage, lineUsage, ZERO_USAGE } from '../line-usage.ts';
 import { type LineState, type SessionLineName, sessionLines } from '../session-lines.ts';
@@ -44,7 +44,7 @@ import { classifyAttempt, type ErrorEnvelope, errorEnvelope, type RunOutcome } f
 export const DEFAULT_TASK_TIMEOUT_SECONDS = 3600;
 export const FINAL_TEXT_MAX_CHARS = 16_000;
 const PROXY_PATH = '/api/remote/llm-proxy';
-/** Pause before the second read of the proxy's provider-error fact of a failed attempt. */
+/** Pause before the second read of the proxy's failed-call fact of a failed attempt. */
 const PROVIDER_ERROR_SETTLE_MS = 250;
 
 export interface RunCliInput {
@@ -131,11 +131,12 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
   const providerErrors = sessionProviderErrors(deps.database);
 
   /**
-   * The class the model proxy recorded for the line's session since `since`, read only for a failed
-   * attempt without a structured overflow line. The proxy writes it just after relaying the error
-   * (asynchronously), so an empty answer is read once more after a short pause.
+   * The fact the model proxy recorded for the line's session since `since` (a provider error's class
+   * or its own quota refusal), read only for a failed attempt without a structured overflow line. The
+   * proxy writes it just after answering (asynchronously), so an empty answer is read once more after
+   * a short pause.
    */
-  async function providerErrorSince(sessionId: string, since: Date): Promise<ProviderErrorClass | null> {
+  async function providerErrorSince(sessionId: string, since: Date): Promise<SessionCallError | null> {
     const first = await providerErrors.since(sessionId, since);
     if (first !== null) return first;
     await new Promise((r) => setTimeout(r, PROVIDER_ERROR_SETTLE_MS));
@@ -183,7 +184,7 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
         subtype: 'leftover_killed',
         text: 'killed a CLI left running by an earlier run',
       });
-    // The attempt's window for the proxy's provider-error fact: an earlier attempt's fact is cleared,
+    // The attempt's window for the proxy's failed-call fact: an earlier attempt's fact is cleared,
     // and the start is taken to the whole second (the stored timestamp's precision on every dialect).
     await providerErrors.clear(state.sessionId);
     const attemptStarted = new Date(Math.floor(deps.now().getTime() / 1000) * 1000);
@@ -268,9 +269,12 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
         end.spawnError === undefined &&
         !contextOverflow &&
         (end.exitCode !== 0 || end.signal !== null || turnError !== undefined || !end.turnEnded);
-      const providerError = failed ? await providerErrorSince(state.sessionId, attemptStarted) : null;
+      const { providerError, proxyRefusal } = splitSessionCallError(
+        failed ? await providerErrorSince(state.sessionId, attemptStarted) : null,
+      );
       const facts = {
         providerError,
+        proxyRefusal,
         stoppedFor: end.stoppedFor,
         spawnError: end.spawnError,
         exitCode: end.exitCode,
