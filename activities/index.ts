@@ -2,7 +2,9 @@
 import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import { createAlertWebhookActivities } from './alerts/webhook.ts';
+import { createAutonomousOrchestrationActivities } from './autonomous/orchestration.ts';
 import { createAutonomousRunnerActivities } from './autonomous/run-cli.ts';
+import { createAutonomousSchedulingActivities } from './autonomous/scheduling.ts';
 import { createMaintenanceActivities } from './maintenance.ts';
 import { createOrgSyncActivities } from './orgsync/sync.ts';
 import { createProbeActivities } from './probe.ts';
@@ -28,5 +30,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createQuotaEnforcementActivities(deps),
     ...createSummaryRefreshActivities(deps),
     ...createAutonomousRunnerActivities(deps),
+    ...createAutonomousOrchestrationActivities(deps),
+    ...createAutonomousSchedulingActivities(deps),
   };
 }

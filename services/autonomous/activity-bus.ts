@@ -10,11 +10,19 @@
 // Publishing never throws: a listener that throws is dropped from this publication only.
 import { EventEmitter } from 'node:events';
 
-export type ActivityEventType = 'tool_use' | 'assistant_text' | 'usage' | 'retry' | 'system' | 'error';
+export type ActivityEventType =
+  | 'tool_use'
+  | 'assistant_text'
+  | 'usage'
+  | 'retry'
+  | 'system'
+  | 'error'
+  /** A milestone row was added or changed (the orchestrator's activities publish it). */
+  | 'milestone_updated';
 
 export interface AutonomousActivityEvent {
   workflowId: string;
-  /** The session line the CLI runs on (main, review, test, verification). */
+  /** The session line the CLI runs on (main, review, test, verification); '' for orchestrator events. */
   line: string;
   type: ActivityEventType;
   /** ISO time the runner saw the line. */
@@ -33,6 +41,10 @@ export interface AutonomousActivityEvent {
   /** system/init: the CLI's conversation id (the provider session bound to the line). */
   providerSessionId?: string;
   model?: string;
+  /** milestone_updated: the row and its status now. system/status: the workflow's status now. */
+  milestoneId?: number;
+  status?: string;
+  kind?: string;
 }
 
 export type ActivityListener = (event: AutonomousActivityEvent) => void;

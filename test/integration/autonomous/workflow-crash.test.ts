@@ -1,0 +1,111 @@
+// Durability: the worker is a separate process (`bin/worker.ts`) that is killed with SIGKILL while the
+// agent is in the middle of the implementation step. A new worker process picks the workflow up: the
+// runner activity is retried (the orphaned agent process group is killed first), the workflow resumes
+// at the persisted phase, and no milestone is duplicated.
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { FAKE_CLI, processState, waitForFile, waitGone } from './runner-support.ts';
+import { startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-support.ts';
+
+let world: WorkflowWorld;
+const children: ChildProcess[] = [];
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-wf-crash-'));
+
+before(async () => {
+  world = await startWorkflowWorld({ worker: false });
+});
+after(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await world?.close();
+});
+
+function launchWorker(): { child: ChildProcess; output: () => string } {
+  const s = world.app.settings;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts'], {
+    env: {
+      ...process.env,
+      SVC_DATA_DIR: s.SVC_DATA_DIR,
+      DATABASE_URL: s.DATABASE_URL ?? '',
+      TEMPORAL_ADDRESS: s.TEMPORAL_ADDRESS ?? '',
+      TEMPORAL_TASK_QUEUE: s.TEMPORAL_TASK_QUEUE,
+      SVC_ENCRYPTION_KEY: 'test-encryption-key',
+      SECRET_KEY: 'test-secret-key',
+      SVC_UPLOAD_AUTH_KEY: 'test-upload-key',
+      SVC_AUTONOMOUS__CLI_PATHS: JSON.stringify({ cli_beta: FAKE_CLI }),
+      SVC_AUTONOMOUS__PROXY_BASE_URL: world.app.url,
+      SVC_TEMPORAL_DEV_PORT: '0',
+      SVC_TEMPORAL_UI_PORT: '0',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (b) => (out += b));
+  child.stderr!.on('data', (b) => (out += b));
+  return { child, output: () => out };
+}
+
+test('kill -9 of the worker mid-development resumes at the persisted phase with no duplicated milestone', async () => {
+  const pidFile = path.join(tmp, 'impl.pid');
+  const base = stepScript();
+  const project = world.project({
+    ...base,
+    // The first run of the step writes its pid and sleeps; the retried run (resumed conversation) is quick.
+    implementation: {
+      pidFile,
+      steps: [{ call: 1 }, { sleep: 60_000 }],
+      whenResumed: [
+        { call: 1 },
+        { write: { path: 'app.txt', content: 'fixed\n' } },
+        { text: 'implemented after the crash' },
+      ],
+    } as never,
+  });
+  const first = launchWorker();
+  const [wf] = await world.create(project);
+  await world.start(wf!.workflowId);
+  const agentPid = Number(await waitForFile(pidFile, 90_000));
+  const before = await world.row(wf!.workflowId);
+  assert.equal(before.status, 'developing');
+  first.child.kill('SIGKILL');
+  await new Promise((r) => first.child.once('exit', r));
+  // The orphaned agent keeps sleeping until the next worker's runner kills its group.
+  assert.notEqual(processState(agentPid), null);
+  await sleep(500);
+  const second = launchWorker();
+  const row = await world.waitFor(
+    wf!.workflowId,
+    (r) => ['completed', 'failed'].includes(r.status),
+    'an end',
+    150_000,
+  );
+  assert.equal(row.status, 'completed', `${row.error}\n${second.output().slice(-2000)}`);
+  assert.ok(await waitGone(agentPid, 5000), 'the orphaned agent process was killed');
+  const ms = await world.milestones(wf!.workflowId);
+  assert.deepEqual(
+    ms.map((m) => m.kind),
+    [
+      'plan',
+      'plan_review',
+      'implementation',
+      'test',
+      'pr_review',
+      'report',
+      'merge',
+      'acceptance_verification',
+    ],
+  );
+  const impl = ms.find((m) => m.kind === 'implementation')!;
+  assert.equal(impl.status, 'completed');
+  assert.equal(impl.attempt, 1, 'the same milestone row, not a second attempt');
+  assert.equal(impl.content, 'implemented after the crash');
+  // Both runs' model calls were metered on the one milestone (the crashed run's usage is kept).
+  assert.equal(impl.phaseRequestCount, 2);
+  second.child.kill('SIGTERM');
+});

@@ -1,0 +1,140 @@
+// Shared setup of the autonomous workflow end-to-end tests: the runner world (real API and model
+// proxy, mock provider behind a stored key, the scripted fake CLI as cli_beta) with a real Temporal
+// worker, a project repository under the project roots whose `.svc-fake/script.json` scripts each step
+// (fake-autonomous-cli.mjs `byStep`), and helpers to create, start and watch workflows.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { milestonesRepository } from '../../../db/repositories/autonomous/milestones.ts';
+import { type WorkflowRow, workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
+import { createAutonomousWorkflows } from '../../../services/autonomous/create-workflows.ts';
+import { AUTONOMOUS_WORKFLOW_TYPE, temporalWorkflowId } from '../../../workflows/autonomous/contract.ts';
+import { uniqueName } from '../../support/actors.ts';
+import { type RunnerWorld, startRunnerWorld } from './runner-support.ts';
+
+export type Script = Record<string, { steps: unknown[]; final?: string; pidFile?: string }>;
+
+/** Every step answers with one model call and a text; the overrides replace whole steps. */
+export function stepScript(overrides: Script = {}): Script {
+  const say = (text: string) => ({ steps: [{ call: 1 }, { text }] });
+  return {
+    plan: say('1. write app.txt with the word fixed'),
+    plan_review: say('The plan is fine.\nVERDICT: approved'),
+    implementation: {
+      steps: [{ call: 1 }, { write: { path: 'app.txt', content: 'fixed\n' } }, { text: 'implemented' }],
+    },
+    test: say('tests pass'),
+    pr_review: say('Looks good.\nVERDICT: approved'),
+    report: say('Summary: app.txt now says fixed.'),
+    ci_diagnosis: {
+      steps: [{ call: 1 }, { write: { path: 'app.txt', content: 'fixed\n' } }, { text: 'repaired' }],
+    },
+    conflict_repair: say('resolved'),
+    acceptance_verification: say('The requirement is met.\nVERDICT: confirmed'),
+    ...overrides,
+  };
+}
+
+export interface WorkflowWorld extends RunnerWorld {
+  /** A new project repository (committed) with this script and a CI that checks app.txt. */
+  project(script: Script, extraFiles?: Record<string, string>): string;
+  create(projectPath: string, body?: Record<string, unknown>): Promise<WorkflowRow[]>;
+  start(workflowId: string): Promise<void>;
+  row(workflowId: string): Promise<WorkflowRow>;
+  waitFor(
+    workflowId: string,
+    pred: (r: WorkflowRow) => boolean,
+    what: string,
+    timeoutMs?: number,
+  ): Promise<WorkflowRow>;
+  milestones(workflowId: string): ReturnType<ReturnType<typeof milestonesRepository>['list']>;
+  /** The default branch tip's file in the project's bare forge repository. */
+  mergedFile(projectId: number, file: string): string | null;
+}
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 't',
+      GIT_AUTHOR_EMAIL: 't@x',
+      GIT_COMMITTER_NAME: 't',
+      GIT_COMMITTER_EMAIL: 't@x',
+    },
+  }).toString();
+
+export async function startWorkflowWorld(opts: { worker?: boolean } = {}): Promise<WorkflowWorld> {
+  const world = await startRunnerWorld({ worker: opts.worker ?? true });
+  const { app } = world;
+  const workflows = workflowsRepository(app.database);
+  const milestones = milestonesRepository(app.database);
+  const root = path.join(app.settings.SVC_DATA_DIR, 'projects');
+  const user = { id: world.userId, tenantId: world.tenantId };
+  return {
+    ...world,
+    project(script, extraFiles = {}) {
+      const dir = path.join(root, uniqueName('project'));
+      mkdirSync(path.join(dir, '.svc-fake'), { recursive: true });
+      mkdirSync(path.join(dir, '.svc'), { recursive: true });
+      git(dir, 'init', '-q', '-b', 'main');
+      writeFileSync(path.join(dir, 'app.txt'), 'broken\n');
+      writeFileSync(
+        path.join(dir, 'ci.sh'),
+        'grep -q fixed app.txt || { echo "app.txt is not fixed"; exit 1; }\n',
+      );
+      writeFileSync(path.join(dir, '.svc', 'ci'), 'sh ci.sh\n');
+      writeFileSync(path.join(dir, '.svc-fake', 'script.json'), JSON.stringify({ byStep: script }));
+      for (const [f, content] of Object.entries(extraFiles)) writeFileSync(path.join(dir, f), content);
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '-q', '-m', 'initial');
+      return dir;
+    },
+    async create(projectPath, body = {}) {
+      const r = await createAutonomousWorkflows(
+        { database: app.database, settings: app.settings, now: () => new Date() },
+        user,
+        { requirement: 'Make app.txt say fixed', project_path: projectPath, cli_tool: 'cli_beta', ...body },
+      );
+      return r.kind === 'single' ? [r.workflow] : r.workflows;
+    },
+    async start(workflowId) {
+      const client = await app.deps.temporal.client();
+      await client.workflow.start(AUTONOMOUS_WORKFLOW_TYPE, {
+        taskQueue: app.settings.TEMPORAL_TASK_QUEUE,
+        workflowId: temporalWorkflowId(workflowId),
+        args: [{ workflowId }],
+      });
+    },
+    async row(workflowId) {
+      const r = await workflows.find(workflowId);
+      assert.ok(r, `workflow ${workflowId} exists`);
+      return r;
+    },
+    async waitFor(workflowId, pred, what, timeoutMs = 90_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: WorkflowRow | undefined;
+      while (Date.now() < deadline) {
+        last = await workflows.find(workflowId);
+        if (last && pred(last)) return last;
+        await sleep(100);
+      }
+      const ms = await milestones.list(workflowId);
+      throw new Error(
+        `workflow ${workflowId} never reached ${what}: status ${last?.status} phase ${last?.currentPhase} error ${last?.error}\n` +
+          ms.map((m) => `  ${m.sequence} ${m.kind} ${m.status} ${m.error ?? ''}`).join('\n'),
+      );
+    },
+    milestones: (workflowId) => milestones.list(workflowId),
+    mergedFile(projectId, file) {
+      const gitDir = path.join(app.settings.dataDir, 'forge', `${projectId}.git`);
+      try {
+        return execFileSync('git', ['--git-dir', gitDir, 'show', `main:${file}`]).toString();
+      } catch {
+        return null;
+      }
+    },
+  };
+}

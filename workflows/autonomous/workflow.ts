@@ -1,0 +1,931 @@
+// One Temporal workflow per autonomous workflow (`autonomous-<id>`, issue 13 item 2): it drives the
+// phases preparation -> planning -> development -> pr_review -> report -> merge ->
+// acceptance_verification (and `wait`) through the pure state machine (domain/autonomous/
+// transitions.ts). Every state change goes through `transition` and is persisted (compare-and-set)
+// before its effects run; controls are updates whose validators run the same function, so a refused
+// control never reaches history (workflows/autonomous/contract.ts).
+//
+// Durable by construction: every step is an activity (runner, forge, database), so a worker killed
+// mid-step resumes at the same step on another worker with nothing duplicated (milestones are
+// begun by step key). The database row is the record; this run's memory adds only the steps done in
+// the current phase visit, attempt counters, usage cursors and the planning deadline, which
+// continue-as-new carries over. A run that ended (a `failed` workflow after 30 days, a terminated run)
+// is started again by the API from the row.
+//
+// Process control: the CLI runner reads the row's status every second, so persisting `paused` freezes
+// the running agent and persisting its previous status lets it continue; stop, cancel-round, done and
+// the planning timeout also cancel the running phase's scope, which cancels the runner activity (its
+// process group is killed).
+import {
+  ActivityCancellationType,
+  ApplicationFailure,
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type {
+  AutonomousOrchestrationActivities,
+  TransitionFields,
+} from '../../activities/autonomous/orchestration.ts';
+import type { createAutonomousRunnerActivities } from '../../activities/autonomous/run-cli.ts';
+import {
+  type AutonomousError,
+  classifyRunnerError,
+  decideAfterError,
+} from '../../domain/autonomous/errors.ts';
+import { LINE_OF_KIND, type MilestoneKind } from '../../domain/autonomous/milestones.ts';
+import {
+  ACCEPTANCE_VERDICTS,
+  type PromptFacts,
+  parseVerdict,
+  REVIEW_VERDICTS,
+  stepPrompt,
+} from '../../domain/autonomous/prompts.ts';
+import {
+  assertExhaustive,
+  isRunning,
+  isTerminal,
+  type LinearPhase,
+  STATUS_CLASS,
+} from '../../domain/autonomous/states.ts';
+import {
+  type Effect,
+  type Trigger,
+  transition,
+  type WorkflowState,
+} from '../../domain/autonomous/transitions.ts';
+import type { AutonomousContext } from '../../services/autonomous/workflow-context.ts';
+import {
+  type Actor,
+  AUTONOMOUS_REFUSED,
+  type AutonomousCarried,
+  type AutonomousInput,
+  type ControlResult,
+  cancelRoundUpdate,
+  doneUpdate,
+  extendPlanningTimeoutUpdate,
+  pauseUpdate,
+  quotaRestoredSignal,
+  resumeUpdate,
+  resumeWithFeedbackUpdate,
+  retryUpdate,
+  stateQuery,
+  stopUpdate,
+  temporalWorkflowId,
+  verificationOverrideUpdate,
+  wakeSignal,
+} from './contract.ts';
+
+type Runner = ReturnType<typeof createAutonomousRunnerActivities>;
+/** activities/autonomous/scheduling.ts (the slot claim that honours both concurrency limits). */
+interface SchedulingActivities {
+  claimAutonomousSlot(input: {
+    workflowId: string;
+    next: WorkflowState;
+  }): Promise<{ outcome: 'started' | 'full' | 'not_pending'; status: string; reason?: string }>;
+}
+type RunResult = Awaited<ReturnType<Runner['runAutonomousCli']>>;
+
+const acts = proxyActivities<AutonomousOrchestrationActivities & SchedulingActivities & Runner>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 8 },
+});
+const ci = proxyActivities<AutonomousOrchestrationActivities>({
+  startToCloseTimeout: '3 hours',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '2 seconds', maximumAttempts: 3 },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+/** A queued or pending workflow looks again this often (a freed slot or a batch release wakes it sooner). */
+const SCHEDULE_POLL = '5 seconds';
+/** A failed workflow waits this long for a retry before its run ends (the API restarts it from the row). */
+const FAILED_WAIT = '30 days';
+const HISTORY_EVENTS_LIMIT = 10_000;
+const MERGE_LOOP_LIMIT = 40;
+
+/** How a phase ended: done, a trigger to apply, or cancelled by a control. */
+type PhaseExit =
+  | { kind: 'completed' }
+  | { kind: 'trigger'; trigger: Trigger; fields?: TransitionFields }
+  | { kind: 'cancelled' };
+
+interface StepOk {
+  ok: true;
+  text: string;
+  commit: { sha: string; files: number; additions: number; deletions: number } | null;
+  skipped: boolean;
+}
+type StepResult = StepOk | { ok: false; exit: PhaseExit };
+
+export interface AutonomousOutcome {
+  workflow_id: string;
+  status: string;
+  phase: string;
+}
+
+const refuse = (reason: string) => ApplicationFailure.nonRetryable(reason, AUTONOMOUS_REFUSED);
+
+export async function autonomousWorkflow(input: AutonomousInput): Promise<AutonomousOutcome> {
+  const id = input.workflowId;
+  const carried: AutonomousCarried = input.carried ?? {
+    done: [],
+    attempts: {},
+    cursors: {},
+    planningDeadline: null,
+    repairedFingerprints: [],
+  };
+  // The handlers are registered before the first await, so an update that arrives while the row is
+  // being read waits for it (instead of finding no handler); until then nothing is decided on `state`.
+  let loaded = false;
+  let ctx = {} as AutonomousContext;
+  let state: WorkflowState = {
+    status: 'pending',
+    phase: 'preparation',
+    pausedBy: null,
+    previousStatus: null,
+    feedbackPhase: null,
+    inBatch: false,
+  };
+  const done = new Set(carried.done);
+  let visit = 0;
+  let woken = false;
+  let quotaRestored = false;
+  let phaseScope: CancellationScope | null = null;
+  let deadlineMoved = 0;
+
+  // ---- state changes, one at a time ------------------------------------------------------------
+  let busy = false;
+  const exclusive = async <T>(fn: () => Promise<T>): Promise<T> => {
+    await condition(() => !busy);
+    busy = true;
+    try {
+      return await fn();
+    } finally {
+      busy = false;
+    }
+  };
+
+  const reload = async () => {
+    const fresh = await acts.loadAutonomousContext({ workflowId: id });
+    if (!fresh) {
+      state = { ...state, status: 'cancelled' };
+      return;
+    }
+    ctx = fresh;
+    state = fresh.state;
+  };
+
+  interface EffectArgs {
+    actor?: Actor;
+    milestoneId?: number;
+    feedback?: string;
+    seconds?: number;
+    note?: string | null;
+  }
+
+  /** Persists `trigger`'s transition and runs its effects; false when refused or the row moved. */
+  async function apply(
+    trigger: Trigger,
+    args: EffectArgs = {},
+    fields: TransitionFields = {},
+  ): Promise<boolean> {
+    const t = transition(state, trigger);
+    if (!t.ok) return false;
+    const effects = t.effects;
+    const f: TransitionFields = { ...fields };
+    if (effects.includes('start_planning_deadline')) {
+      carried.planningDeadline = Date.now() + ctx.limits.planningTimeoutSeconds * 1000;
+      f.planningDeadlineAt = carried.planningDeadline;
+    }
+    if (effects.includes('extend_planning_deadline')) {
+      carried.planningDeadline = Date.now() + (args.seconds ?? ctx.limits.planningTimeoutSeconds) * 1000;
+      f.planningDeadlineAt = carried.planningDeadline;
+      f.timeoutContext = null;
+      deadlineMoved++;
+    }
+    if (effects.includes('record_verified_by') && args.actor) {
+      f.verifiedBy = args.actor.username;
+      f.verified = true;
+      f.verificationStatus = 'confirmed';
+      f.manualOverrideContext = JSON.stringify({ by: args.actor.username, note: args.note ?? null });
+    }
+    if (t.next.status === 'paused' && state.status !== 'paused')
+      f.pauseContext = JSON.stringify({
+        reason: t.next.pausedBy,
+        by: args.actor?.username ?? null,
+        phase: state.phase,
+      });
+    if (t.next.status === 'planning_timeout')
+      f.timeoutContext = JSON.stringify({ deadline: carried.planningDeadline });
+    if (trigger.type === 'retry') f.retried = true;
+    if (t.next.phase !== state.phase || (isRunning(t.next.status) && !isRunning(state.status)))
+      f.phaseStarted = true;
+    if (isRunning(t.next.status) && t.next.status !== state.status) f.error ??= null;
+    const ok = await acts.persistAutonomousTransition({
+      workflowId: id,
+      expectedStatus: state.status,
+      next: t.next,
+      fields: f,
+    });
+    if (!ok) {
+      await reload();
+      return false;
+    }
+    state = t.next;
+    await runEffects(effects, args);
+    return true;
+  }
+
+  async function runEffects(effects: Effect[], args: EffectArgs) {
+    for (const e of effects) {
+      switch (e) {
+        case 'terminate_process':
+          phaseScope?.cancel();
+          break;
+        case 'cancel_later_batch_items':
+          await acts.cancelLaterAutonomousBatchItems({ workflowId: id });
+          break;
+        case 'cancel_steps_after_milestone':
+          if (args.milestoneId != null)
+            await acts.cancelAutonomousMilestonesAfter({ workflowId: id, milestoneId: args.milestoneId });
+          break;
+        case 'store_feedback_milestone':
+          visit++;
+          await acts.recordAutonomousMilestone({
+            workflowId: id,
+            stepKey: `feedback:${visit}`,
+            kind: 'feedback',
+            phase: 'wait',
+            title: `Feedback from ${args.actor?.username ?? 'the user'}`,
+            content: args.feedback ?? '',
+          });
+          ctx.feedback = [...ctx.feedback, args.feedback ?? ''];
+          break;
+        case 'cleanup_branch_and_worktree':
+          await acts.cleanupAutonomousWorkspace({ workflowId: id });
+          break;
+        case 'close_session_lines':
+          await acts.closeAutonomousSessionLines({ workflowId: id });
+          break;
+        case 'freeze_process': // the runner reads `paused` from the row and freezes the group
+        case 'thaw_process': // ... and continues it when the status is running again
+        case 'schedule_phase': // the main loop runs the phase of a running status
+        case 'retry_step':
+        case 'start_planning_deadline':
+        case 'extend_planning_deadline':
+        case 'record_verified_by':
+        case 'schedule_auto_resume': // the 60 s quota schedule signals quotaRestored
+        case 'close_issue': // the local forge has no issue tracker; GitHub (issue 15) closes it
+          break;
+        default:
+          assertExhaustive(e);
+      }
+    }
+  }
+
+  const result = (): ControlResult => ({
+    workflow_id: id,
+    status: state.status,
+    phase: state.phase,
+    paused_by: state.pausedBy,
+  });
+
+  // ---- controls ----------------------------------------------------------------------------------
+  function control<A extends { actor: Actor }>(trigger: (a: A) => Trigger, check?: (a: A) => void) {
+    return {
+      validator: (a: A) => {
+        check?.(a);
+        if (!loaded) return; // decided by the handler once the row is read
+        const t = transition(state, trigger(a));
+        if (!t.ok) throw refuse(t.reason);
+      },
+      handler: async (a: A) =>
+        condition(() => loaded).then(() =>
+          exclusive(async () => {
+            const tr = trigger(a);
+            const t = transition(state, tr);
+            if (!t.ok) throw refuse(t.reason);
+            const extra = a as A & EffectArgs;
+            if (!(await apply(tr, extra)))
+              throw refuse(`the workflow changed meanwhile; it is ${state.status} now`);
+            return result();
+          }),
+        ),
+    };
+  }
+  const bind = <A extends { actor: Actor }>(
+    def: Parameters<typeof setHandler>[0],
+    c: { validator: (a: A) => void; handler: (a: A) => Promise<ControlResult> },
+  ) => setHandler(def as any, c.handler as any, { validator: c.validator as any });
+
+  bind(
+    pauseUpdate,
+    control(() => ({ type: 'pause' })),
+  );
+  bind(
+    resumeUpdate,
+    control(() => ({ type: 'resume' })),
+  );
+  bind(
+    stopUpdate,
+    control(() => ({ type: 'stop' })),
+  );
+  bind(
+    retryUpdate,
+    control(() => ({ type: 'retry' })),
+  );
+  bind(
+    doneUpdate,
+    control(() => ({ type: 'done' })),
+  );
+  bind(
+    cancelRoundUpdate,
+    control(
+      (a: { actor: Actor; milestoneId: number; milestonePhase: string | null }) => ({
+        type: 'cancel_round',
+        milestonePhase: (a.milestonePhase ?? null) as LinearPhase | null,
+      }),
+      (a) => {
+        if (!Number.isSafeInteger(a.milestoneId)) throw refuse('milestoneId must be an integer');
+      },
+    ),
+  );
+  bind(
+    resumeWithFeedbackUpdate,
+    control((a: { actor: Actor; feedback: string }) => ({
+      type: 'resume_with_feedback',
+      feedback: String(a.feedback ?? ''),
+    })),
+  );
+  bind(
+    extendPlanningTimeoutUpdate,
+    control(
+      () => ({ type: 'extend_planning_timeout' }),
+      (a: { actor: Actor; seconds?: number }) => {
+        if (
+          a.seconds !== undefined &&
+          (!Number.isSafeInteger(a.seconds) || a.seconds < 1 || a.seconds > 7 * 86_400)
+        )
+          throw refuse('seconds must be an integer from 1 to 604800');
+      },
+    ),
+  );
+  bind(
+    verificationOverrideUpdate,
+    control(() => ({ type: 'verification_override' })),
+  );
+  setHandler(quotaRestoredSignal, () => {
+    quotaRestored = true;
+  });
+  setHandler(wakeSignal, () => {
+    woken = true;
+  });
+  setHandler(stateQuery, () => state);
+
+  // ---- steps -------------------------------------------------------------------------------------
+  const facts = (extra: Partial<PromptFacts> = {}): PromptFacts => ({
+    workflowId: id,
+    requirement: ctx.requirement,
+    round: visit + 1,
+    plan: ctx.planText,
+    feedback: ctx.feedback,
+    ...extra,
+  });
+  const stepKey = (step: string) => `${state.phase}:${visit}:${step}`;
+  /** A manual pause holds the phase here between steps (a running CLI is frozen by the runner). */
+  const checkpoint = () => condition(() => state.status !== 'paused');
+
+  let runner: Runner | undefined;
+  const cliRunner = () => {
+    runner ??= proxyActivities<Runner>({
+      startToCloseTimeout: `${ctx.limits.taskTimeoutSeconds + 600} seconds`,
+      heartbeatTimeout: '15 seconds',
+      retry: { initialInterval: '2 seconds', maximumAttempts: 3 },
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    });
+    return runner;
+  };
+
+  const exitFor = (d: ReturnType<typeof decideAfterError>): PhaseExit | null => {
+    if (d.kind === 'transition' || d.kind === 'fail_closed')
+      return { kind: 'trigger', trigger: d.trigger, fields: { error: d.error } };
+    return null;
+  };
+
+  /** One CLI step on its stable line: milestone begun, CLI run, changes committed, milestone finalized. */
+  async function cliStep(
+    kind: Exclude<MilestoneKind, 'feedback' | 'merge'>,
+    prompt: string,
+    opts: { commit?: boolean; key?: string; title?: string; cwd?: string } = {},
+  ): Promise<StepResult> {
+    const key = stepKey(opts.key ?? kind);
+    if (done.has(key)) return { ok: true, text: '', commit: null, skipped: true };
+    const line = LINE_OF_KIND[kind]!;
+    let firstFailureAt = 0;
+    for (;;) {
+      await checkpoint();
+      const attempt = (carried.attempts[key] ?? 0) + 1;
+      carried.attempts[key] = attempt;
+      const m = await acts.beginAutonomousMilestone({
+        workflowId: id,
+        stepKey: `${key}#${attempt}`,
+        kind,
+        phase: state.phase,
+        title:
+          opts.title ??
+          (kind === 'acceptance_verification' ? 'Acceptance verification (running)' : kind.replace('_', ' ')),
+        attempt,
+        sessionLine: line,
+      });
+      const r: RunResult = await cliRunner().runAutonomousCli({
+        workflowId: id,
+        line,
+        prompt,
+        worktreePath: opts.cwd ?? ctx.worktreePath!,
+        cliTool: ctx.cliTool,
+        model: ctx.model,
+        timeoutSeconds: ctx.limits.taskTimeoutSeconds,
+        ...(carried.cursors[line] !== undefined ? { usageCursor: carried.cursors[line] } : {}),
+      });
+      carried.cursors[line] = r.usageCursor;
+      const usage = {
+        totalTokens: r.usage.total,
+        inputTokens: r.usage.input,
+        outputTokens: r.usage.output,
+        requestCount: r.usage.requests,
+      };
+      const err: AutonomousError | undefined = classifyRunnerError({
+        outcome: r.outcome,
+        exitCode: r.exitCode,
+        envelope: r.errorEnvelope
+          ? {
+              httpStatus: null,
+              type: r.errorEnvelope.code ?? null,
+              code: r.errorEnvelope.code ?? null,
+              tokens: 0,
+            }
+          : null,
+      });
+      let commit: StepOk['commit'] = null;
+      let commitError: string | null = null;
+      if (!err && opts.commit) {
+        try {
+          commit = await acts.commitAutonomousChanges({
+            workflowId: id,
+            message: `${kind.replace('_', ' ')}: ${ctx.title}`.slice(0, 200),
+          });
+        } catch (e) {
+          commitError = failureMessage(e);
+        }
+      }
+      await acts.finishAutonomousMilestone({
+        workflowId: id,
+        milestoneId: m.id,
+        status: err || commitError ? 'failed' : 'completed',
+        content: r.finalText,
+        error:
+          commitError ??
+          (err
+            ? `${err.class}${r.errorEnvelope ? `: ${r.errorEnvelope.message}` : ''}`.slice(0, 2000)
+            : null),
+        usage,
+        commit,
+      });
+      if (commitError)
+        return {
+          ok: false,
+          exit: { kind: 'trigger', trigger: { type: 'fail' }, fields: { error: commitError } },
+        };
+      if (!err) {
+        done.add(key);
+        return { ok: true, text: r.finalText, commit, skipped: false };
+      }
+      if (err.class === 'cancelled') return { ok: false, exit: { kind: 'cancelled' } };
+      if (firstFailureAt === 0) firstFailureAt = Date.now();
+      const d = decideAfterError(err, {
+        failures: attempt,
+        elapsedSeconds: (Date.now() - firstFailureAt) / 1000,
+      });
+      const exit = exitFor(d);
+      if (exit) return { ok: false, exit };
+      if (d.kind === 'retry' || d.kind === 'wait') {
+        await sleep(Math.max(d.delaySeconds, 1) * 1000);
+        continue;
+      }
+      return {
+        ok: false,
+        exit: {
+          kind: 'trigger',
+          trigger: { type: 'fail' },
+          fields: { error: `${err.class}: the step failed` },
+        },
+      };
+    }
+  }
+
+  // ---- phases ------------------------------------------------------------------------------------
+  async function prepare(): Promise<void> {
+    const ws = await acts.prepareAutonomousWorkspace({ workflowId: id });
+    ctx.worktreePath = ws.worktreePath;
+    await acts.ensureAutonomousSessionLines({ workflowId: id, cliTool: ctx.cliTool, model: ctx.model });
+  }
+
+  async function planning(): Promise<PhaseExit> {
+    const plan = await cliStep('plan', stepPrompt('plan', facts()));
+    if (!plan.ok) return plan.exit;
+    if (!plan.skipped) ctx.planText = plan.text;
+    const review = await cliStep('plan_review', stepPrompt('plan_review', facts()));
+    if (!review.ok) return review.exit;
+    return { kind: 'completed' };
+  }
+
+  async function development(): Promise<PhaseExit> {
+    const round = visit + 1;
+    if (ctx.round !== round) {
+      ctx.round = round;
+      await acts.updateAutonomousFields({ workflowId: id, fields: { developmentRound: round } });
+    }
+    const impl = await cliStep('implementation', stepPrompt('implementation', facts()), { commit: true });
+    if (!impl.ok) return impl.exit;
+    if (!impl.skipped && !impl.commit && ctx.prNumber == null && round === 1)
+      return {
+        kind: 'trigger',
+        trigger: { type: 'fail' },
+        fields: { error: 'no_new_code: the agent changed no file' },
+      };
+    const test = await cliStep('test', stepPrompt('test', facts()), { commit: true });
+    if (!test.ok) return test.exit;
+    if (ctx.prNumber != null) await acts.pushAutonomousChanges({ workflowId: id });
+    return { kind: 'completed' };
+  }
+
+  async function prReview(): Promise<PhaseExit> {
+    if (ctx.prNumber == null) {
+      const pr = await acts.openAutonomousPullRequest({
+        workflowId: id,
+        title: ctx.title,
+        body: `${ctx.requirement}\n\n${ctx.planText ? `Plan:\n${ctx.planText}` : ''}`.slice(0, 60_000),
+      });
+      ctx.prNumber = pr.number;
+    }
+    const summary = await acts.autonomousChangeSummary({ workflowId: id });
+    const review = await cliStep(
+      'pr_review',
+      stepPrompt('pr_review', facts({ prNumber: ctx.prNumber, changeSummary: summary })),
+    );
+    if (!review.ok) return review.exit;
+    if (!review.skipped && parseVerdict(review.text, REVIEW_VERDICTS) === 'changes_requested') {
+      const fix = await cliStep(
+        'implementation',
+        stepPrompt('implementation', facts({ reviewNotes: review.text, prNumber: ctx.prNumber })),
+        { commit: true, key: 'pr-fix', title: 'PR review fixes' },
+      );
+      if (!fix.ok) return fix.exit;
+      await acts.pushAutonomousChanges({ workflowId: id });
+    }
+    return { kind: 'completed' };
+  }
+
+  async function report(): Promise<PhaseExit> {
+    const r = await cliStep('report', stepPrompt('report', facts({ prNumber: ctx.prNumber })));
+    return r.ok ? { kind: 'completed' } : r.exit;
+  }
+
+  async function merge(): Promise<PhaseExit> {
+    let refusal: { kind: import('../../domain/forge/merge-decision.ts').RefusalKind; reason: string } | null =
+      null;
+    let repairs = ctx.ciRepairAttempts;
+    for (let i = 0; i < MERGE_LOOP_LIMIT; i++) {
+      await checkpoint();
+      const { decision, ciLogTail } = await acts.decideAutonomousMerge({
+        workflowId: id,
+        ctx: {
+          refusal,
+          repairedFingerprints: carried.repairedFingerprints,
+          repairAttempts: repairs,
+          maxRepairAttempts: ctx.limits.ciRepairAttempts,
+        },
+      });
+      refusal = null;
+      switch (decision.action) {
+        case 'merge': {
+          const m = await acts.mergeAutonomousPullRequest({
+            workflowId: id,
+            title: `Merge: ${ctx.title}`.slice(0, 200),
+          });
+          if (m.result.merged) {
+            await acts.recordAutonomousMilestone({
+              workflowId: id,
+              stepKey: stepKey('merge'),
+              kind: 'merge',
+              phase: 'merge',
+              title: `Merged pull request #${ctx.prNumber}`,
+              content: `${m.result.method} merge ${m.result.sha}`,
+              commitSha: m.result.sha,
+            });
+            return { kind: 'completed' };
+          }
+          refusal = m.refusal ?? null;
+          break;
+        }
+        case 'requery':
+          break;
+        case 'sync_and_wait':
+          await acts.syncAutonomousPullRequest({ workflowId: id });
+          await ci.runAutonomousCi({ workflowId: id });
+          break;
+        case 'wait':
+          await ci.runAutonomousCi({ workflowId: id });
+          break;
+        case 'ci_repair': {
+          repairs++;
+          carried.repairedFingerprints.push(
+            ...(decision.failing ?? []).flatMap((c) => (c.fingerprint ? [c.fingerprint] : [])),
+          );
+          await acts.updateAutonomousFields({ workflowId: id, fields: { ciRepairAttempts: repairs } });
+          const fix = await cliStep(
+            'ci_diagnosis',
+            stepPrompt('ci_diagnosis', facts({ ciLog: ciLogTail, prNumber: ctx.prNumber })),
+            {
+              commit: true,
+              key: `ci-repair-${repairs}`,
+              title: `CI repair ${repairs}`,
+            },
+          );
+          if (!fix.ok) return fix.exit;
+          await acts.pushAutonomousChanges({ workflowId: id });
+          await ci.runAutonomousCi({ workflowId: id });
+          break;
+        }
+        case 'resolve_conflict': {
+          const begun = await acts.beginAutonomousConflictResolution({ workflowId: id });
+          if (begun.status === 'conflict') {
+            const fix = await cliStep(
+              'conflict_repair',
+              stepPrompt('conflict_repair', facts({ conflictFiles: begun.files, prNumber: ctx.prNumber })),
+              { key: `conflict-${i}`, title: 'Conflict repair' },
+            );
+            if (!fix.ok) {
+              await acts.abortAutonomousConflictResolution({ workflowId: id });
+              return fix.exit;
+            }
+            await acts.completeAutonomousConflictResolution({ workflowId: id });
+          }
+          await acts.pushAutonomousChanges({ workflowId: id });
+          await ci.runAutonomousCi({ workflowId: id });
+          break;
+        }
+        case 'pause_for_rules':
+          return {
+            kind: 'trigger',
+            trigger: { type: 'merge_refused_by_rules' },
+            fields: { error: decision.reason },
+          };
+        case 'fail_visible':
+          return {
+            kind: 'trigger',
+            trigger: decision.rule === 3 ? { type: 'ci_repair_exhausted' } : { type: 'fail' },
+            fields: { error: decision.reason },
+          };
+      }
+    }
+    return {
+      kind: 'trigger',
+      trigger: { type: 'fail' },
+      fields: { error: `merge stage: no decision after ${MERGE_LOOP_LIMIT} rounds` },
+    };
+  }
+
+  async function verification(): Promise<PhaseExit> {
+    const dir = await acts.prepareAutonomousVerification({ workflowId: id });
+    const attempts = (carried.attempts.verification ?? 0) + 1;
+    carried.attempts.verification = attempts;
+    await acts.updateAutonomousFields({
+      workflowId: id,
+      fields: { verificationAttempts: attempts, verificationStatus: 'running' },
+    });
+    let unparsable = 0;
+    for (let n = 0; ; n++) {
+      const r = await cliStep(
+        'acceptance_verification',
+        stepPrompt('acceptance_verification', facts({ prNumber: ctx.prNumber })),
+        {
+          cwd: dir,
+          key: `verify-${attempts}-${n}`,
+        },
+      );
+      if (!r.ok) {
+        await acts.updateAutonomousFields({ workflowId: id, fields: { verificationStatus: 'failed' } });
+        return r.exit;
+      }
+      const verdict = parseVerdict(r.text, ACCEPTANCE_VERDICTS);
+      if (verdict) {
+        await acts.updateAutonomousFields({ workflowId: id, fields: { verificationStatus: verdict } });
+        return { kind: 'trigger', trigger: { type: 'verifier_verdict', verdict } };
+      }
+      // Unparsable verifier output: a deterministic failure, retried at most twice in all.
+      unparsable++;
+      const d = decideAfterError(
+        { class: 'verifier_failure', kind: 'unparsable' },
+        { failures: unparsable, elapsedSeconds: 0 },
+      );
+      if (d.kind === 'transition') {
+        await acts.updateAutonomousFields({ workflowId: id, fields: { verificationStatus: 'unparsable' } });
+        return { kind: 'trigger', trigger: d.trigger, fields: { error: d.error } };
+      }
+    }
+  }
+
+  let prepared = false;
+  async function runPhase(): Promise<PhaseExit> {
+    // The worktree is gone after the merge (cleaned up); the verifier gets its own checkout.
+    if (state.phase === 'acceptance_verification')
+      await acts.ensureAutonomousSessionLines({ workflowId: id, cliTool: ctx.cliTool, model: ctx.model });
+    else if (!prepared || state.phase === 'preparation') await prepare();
+    prepared = true;
+    switch (state.phase) {
+      case 'preparation':
+        return { kind: 'completed' };
+      case 'planning':
+        return planning();
+      case 'development':
+        return development();
+      case 'pr_review':
+        return prReview();
+      case 'report':
+        return report();
+      case 'merge':
+        return merge();
+      case 'acceptance_verification':
+        return verification();
+      case 'wait':
+        return { kind: 'cancelled' };
+    }
+  }
+
+  /** Runs the current phase in a scope a control can cancel; the planning deadline watches it. */
+  async function runPhaseScoped(): Promise<PhaseExit> {
+    const scope = new CancellationScope({ cancellable: true });
+    phaseScope = scope;
+    let finished = false;
+    const watchdog = state.phase === 'planning' ? planningWatchdog(() => finished) : Promise.resolve();
+    try {
+      return await scope.run(runPhase);
+    } catch (err) {
+      if (isCancellation(err) || scope.consideredCancelled) return { kind: 'cancelled' };
+      return { kind: 'trigger', trigger: { type: 'fail' }, fields: { error: failureMessage(err) } };
+    } finally {
+      finished = true;
+      phaseScope = null;
+      await watchdog;
+    }
+  }
+
+  async function planningWatchdog(over: () => boolean): Promise<void> {
+    if (carried.planningDeadline == null) {
+      carried.planningDeadline = Date.now() + ctx.limits.planningTimeoutSeconds * 1000;
+      await acts.updateAutonomousFields({
+        workflowId: id,
+        fields: { planningDeadlineAt: carried.planningDeadline },
+      });
+    }
+    while (!over() && state.status === 'planning') {
+      const left = carried.planningDeadline! - Date.now();
+      if (left <= 0) {
+        await exclusive(() => apply({ type: 'planning_timeout' }));
+        return;
+      }
+      const moved = deadlineMoved;
+      await condition(() => over() || state.status !== 'planning' || deadlineMoved !== moved, left);
+    }
+  }
+
+  // ---- the main loop -----------------------------------------------------------------------------
+  async function schedule(): Promise<void> {
+    if (state.status === 'queued') {
+      await condition(() => woken, SCHEDULE_POLL);
+      woken = false;
+      await reload();
+      return;
+    }
+    const t = transition(state, { type: 'start' });
+    if (!t.ok) return;
+    const claim = await acts.claimAutonomousSlot({ workflowId: id, next: t.next });
+    if (claim.outcome === 'started') {
+      state = t.next;
+      if (t.effects.includes('start_planning_deadline') && carried.planningDeadline == null) {
+        carried.planningDeadline = Date.now() + ctx.limits.planningTimeoutSeconds * 1000;
+        await acts.updateAutonomousFields({
+          workflowId: id,
+          fields: { planningDeadlineAt: carried.planningDeadline },
+        });
+      }
+      return;
+    }
+    if (claim.outcome === 'not_pending') {
+      await reload();
+      return;
+    }
+    await condition(() => woken || state.status !== 'pending', SCHEDULE_POLL);
+    woken = false;
+  }
+
+  /**
+   * After the workflow stops holding a slot: wake other pending workflows and, once it is over (or
+   * failed), release the next item of its batch (once per workflow).
+   */
+  async function releaseSlot(): Promise<void> {
+    let next: string | null = null;
+    if (isTerminal(state.status) && !carried.batchReleased) {
+      carried.batchReleased = true;
+      next = await acts.releaseNextAutonomousBatchItem({ workflowId: id });
+    }
+    const others = await acts.pendingAutonomousWorkflows({ except: id, limit: 3 });
+    for (const other of [...(next ? [next] : []), ...others])
+      await getExternalWorkflowHandle(temporalWorkflowId(other))
+        .signal(wakeSignal)
+        .catch(() => undefined);
+  }
+
+  const first = await acts.loadAutonomousContext({ workflowId: id });
+  if (!first) {
+    state = { ...state, status: 'cancelled' };
+    loaded = true;
+    await condition(() => allHandlersFinished() && !busy);
+    return { workflow_id: id, status: 'deleted', phase: state.phase };
+  }
+  ctx = first;
+  state = first.state;
+  if (carried.planningDeadline == null && ctx.planningDeadlineAt != null)
+    carried.planningDeadline = ctx.planningDeadlineAt;
+  visit = ctx.feedback.length;
+  loaded = true;
+
+  for (;;) {
+    if (state.status === 'completed' || state.status === 'cancelled') break;
+    if (state.status === 'failed') {
+      if (!carried.batchReleased) await releaseSlot();
+      const changed = await condition(() => state.status !== 'failed', FAILED_WAIT);
+      if (!changed) break;
+      continue;
+    }
+    if (STATUS_CLASS[state.status] === 'scheduling') {
+      await schedule();
+      continue;
+    }
+    if (STATUS_CLASS[state.status] === 'held') {
+      const seen = state;
+      await condition(() => state !== seen || quotaRestored);
+      if (quotaRestored) {
+        quotaRestored = false;
+        if (state.status === 'paused' && state.pausedBy === 'quota')
+          await exclusive(() => apply({ type: 'quota_restored' }));
+      }
+      continue;
+    }
+    // A running status: work its phase.
+    const phaseBefore = state.phase;
+    const exit = await runPhaseScoped();
+    await checkpoint();
+    await exclusive(async () => {
+      if (!isRunning(state.status) || state.phase !== phaseBefore) return; // a control moved it
+      if (exit.kind === 'completed') {
+        const wasSlot = isRunning(state.status);
+        if (await apply({ type: 'phase_completed', acceptanceEnabled: ctx.limits.acceptanceEnabled })) {
+          done.clear();
+          if (wasSlot && isTerminal(state.status)) return;
+        }
+      } else if (exit.kind === 'trigger') {
+        await apply(exit.trigger, {}, exit.fields ?? {});
+      }
+    });
+    if (STATUS_CLASS[state.status] === 'held') await releaseSlot();
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength > HISTORY_EVENTS_LIMIT) {
+      await condition(() => allHandlersFinished() && !busy);
+      return continueAsNew<typeof autonomousWorkflow>({
+        workflowId: id,
+        carried: { ...carried, done: [...done] },
+      });
+    }
+  }
+  if (isTerminal(state.status)) await releaseSlot();
+  await condition(() => allHandlersFinished() && !busy);
+  return { workflow_id: id, status: state.status, phase: state.phase };
+}
+
+function failureMessage(err: unknown): string {
+  let e: unknown = err;
+  // ActivityFailure -> its cause (the ApplicationFailure the activity threw) carries the message.
+  while (e && typeof e === 'object' && 'cause' in e && (e as { cause?: unknown }).cause)
+    e = (e as { cause: unknown }).cause;
+  const msg = e instanceof Error ? e.message : String(e);
+  return msg.slice(0, 2000);
+}
