@@ -46,6 +46,8 @@ const flatSchema = z.object({
   SVC_SESSION_STATS_REFRESH_MINUTES: z.coerce.number().int().min(1).max(1440).default(5),
   /** Interval of the keepalive comment on GET /api/alerts/stream (milliseconds). */
   SVC_ALERT_KEEPALIVE_MS: z.coerce.number().int().min(10).max(300_000).default(15_000),
+  /** Interval of the visible keepalive event on the autonomous activity stream (ms; spec: 30 s). */
+  SVC_AUTONOMOUS_STREAM_KEEPALIVE_MS: z.coerce.number().int().min(10).max(300_000).default(30_000),
   /** Extra Host names the API answers for, besides SVC_PUBLIC_URL's, HOST and loopback names. */
   SVC_ALLOWED_HOSTS: z
     .string()

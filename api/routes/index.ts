@@ -11,6 +11,7 @@ import { forecastRouter } from './analytics/forecast.ts';
 import { apiKeysRouter } from './api-keys.ts';
 import { auditLogsRouter } from './audit-logs.ts';
 import { authRouter } from './auth.ts';
+import { mountAutonomousRoutes } from './autonomous/index.ts';
 import { complianceRouter } from './compliance.ts';
 import { contentFilterRouter } from './content-filter.ts';
 import { opsRouter } from './ops.ts';
@@ -77,4 +78,5 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(promptsRouter(deps));
   app.use(workspaceSessionsRouter(deps));
   mountRemoteRoutes(app, deps);
+  mountAutonomousRoutes(app, deps);
 }

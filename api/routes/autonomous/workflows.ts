@@ -1,0 +1,145 @@
+// Autonomous workflows as resources (spec document 2, "Autonomous development"; issue 13 items 7-8):
+// create one or a batch, list, detail, timeline, forks, and the deletes. Controls are controls.ts,
+// milestone and PR reads reads.ts, the activity stream events-stream.ts.
+//
+// Creation: services/autonomous/create-workflows.ts parses the body (400 naming the field), confines
+// the project and writes the rows; this handler then starts one Temporal run per created workflow
+// (`autonomous-<id>`). If any start fails, the runs already started are terminated and the rows
+// deleted again, and the answer is 503 `Background processing is unavailable`: a workflow row exists
+// only with a run to drive it.
+// Access: every route needs a session (index.ts authenticates once for all of /api/autonomous); a workflow or batch is the owner's or an administrator's
+// (access.ts: 404 unknown or out of scope, 403 someone else's); the list shows the caller's own
+// workflows, or the whole scope's for an administrator (domain/autonomous/access.ts).
+import { Router } from 'express';
+import { z } from 'zod';
+import { batchesRepository } from '../../../db/repositories/autonomous/batches.ts';
+import { milestonesRepository } from '../../../db/repositories/autonomous/milestones.ts';
+import { type WorkflowRow, workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
+import { workflowListReader } from '../../../domain/autonomous/access.ts';
+import { WORKFLOW_STATUSES } from '../../../domain/autonomous/states.ts';
+import { ServiceUnavailableError } from '../../../domain/errors.ts';
+import { createAutonomousWorkflows } from '../../../services/autonomous/create-workflows.ts';
+import { autonomousDeletion } from '../../../services/autonomous/delete.ts';
+import { autonomousRuns, BACKGROUND_UNAVAILABLE } from '../../../services/autonomous/temporal-runs.ts';
+import { writeAudit } from '../../audit.ts';
+import type { AppDeps } from '../../deps.ts';
+import { parseInput } from '../../middleware/validate.ts';
+import { autonomousAccess, BATCH_ID } from './access.ts';
+import { batchView, milestoneView, workflowDetailView, workflowView } from './views.ts';
+
+export const DEFAULT_WORKFLOW_PAGE = 50;
+export const MAX_WORKFLOW_PAGE = 200;
+
+const listQuery = z
+  .object({
+    status: z.enum(WORKFLOW_STATUSES).optional(),
+    batch_id: z.string().max(64).regex(BATCH_ID, 'must be a batch id (ab-<uuid>)').optional(),
+    project_id: z.coerce.number().int().min(1).max(2_147_483_647).optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_WORKFLOW_PAGE).default(DEFAULT_WORKFLOW_PAGE),
+    offset: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
+  })
+  .strict();
+
+export function autonomousWorkflowsRouter(deps: AppDeps): Router {
+  const r = Router();
+  const access = autonomousAccess(deps);
+  const workflows = workflowsRepository(deps.database);
+  const milestones = milestonesRepository(deps.database);
+  const batches = batchesRepository(deps.database);
+  const runs = autonomousRuns(deps.temporal);
+
+  r.post('/api/autonomous/workflows', async (req, res) => {
+    const created = await createAutonomousWorkflows(deps, req.auth.user, req.body);
+    const rows: WorkflowRow[] = created.kind === 'single' ? [created.workflow] : created.workflows;
+    const started: string[] = [];
+    try {
+      for (const row of rows) {
+        await runs.start(row.workflowId);
+        started.push(row.workflowId);
+      }
+    } catch (err) {
+      req.log.error({ err: (err as Error).message }, 'autonomous workflow start failed');
+      for (const id of started) await runs.terminate(id, 'creation rolled back').catch(() => undefined);
+      if (created.kind === 'batch') await batches.delete(created.batch.batchId);
+      else await workflows.delete(created.workflow.workflowId);
+      throw new ServiceUnavailableError(BACKGROUND_UNAVAILABLE);
+    }
+    for (const row of rows)
+      await writeAudit(deps, req, {
+        action: 'AUTONOMOUS_WORKFLOW_CREATE',
+        resourceType: 'autonomous_workflow',
+        resourceId: row.workflowId,
+        details: {
+          project_id: row.projectId,
+          cli_tool: row.cliTool,
+          branch_strategy: row.branchStrategy,
+          ...(row.batchId ? { batch_id: row.batchId } : {}),
+        },
+      });
+    if (created.kind === 'single') {
+      res.status(201).json(workflowView(created.workflow));
+      return;
+    }
+    res.status(201).json({ batch: batchView(created.batch), workflows: created.workflows.map(workflowView) });
+  });
+
+  r.get('/api/autonomous/workflows', async (req, res) => {
+    const q = parseInput(listQuery, req.query);
+    const { rows, total } = await workflows.list(
+      workflowListReader(req.auth.user, req.auth.permissions),
+      { status: q.status, batchId: q.batch_id, projectId: q.project_id },
+      { limit: q.limit, offset: q.offset },
+    );
+    res.json({ workflows: rows.map(workflowView), total, limit: q.limit, offset: q.offset });
+  });
+
+  r.get('/api/autonomous/workflows/:id', async (req, res) => {
+    const row = await access.workflow(req);
+    const list = await milestones.list(row.workflowId);
+    res.json(workflowDetailView(row, list.length));
+  });
+
+  r.get('/api/autonomous/workflows/:id/timeline', async (req, res) => {
+    const row = await access.workflow(req);
+    const list = await milestones.list(row.workflowId);
+    res.json({ workflow_id: row.workflowId, milestones: list.map(milestoneView) });
+  });
+
+  r.get('/api/autonomous/workflows/:id/forks', async (req, res) => {
+    const row = await access.workflow(req);
+    const { rows } = await workflows.list(
+      workflowListReader(req.auth.user, req.auth.permissions),
+      { forkedFrom: row.workflowId },
+      { limit: 500, offset: 0 },
+    );
+    res.json({ workflow_id: row.workflowId, forks: rows.map(workflowView) });
+  });
+
+  const deletion = () => autonomousDeletion({ ...deps, runs });
+
+  r.delete('/api/autonomous/workflows/:id', async (req, res) => {
+    const row = await access.workflow(req);
+    await deletion().deleteWorkflow(row);
+    await writeAudit(deps, req, {
+      action: 'AUTONOMOUS_WORKFLOW_DELETE',
+      resourceType: 'autonomous_workflow',
+      resourceId: row.workflowId,
+      details: { status: row.status },
+    });
+    res.status(204).end();
+  });
+
+  r.delete('/api/autonomous/batches/:id', async (req, res) => {
+    const batch = await access.batch(req);
+    const deleted = await deletion().deleteBatch(batch.batchId);
+    await writeAudit(deps, req, {
+      action: 'AUTONOMOUS_BATCH_DELETE',
+      resourceType: 'autonomous_batch',
+      resourceId: batch.batchId,
+      details: { workflows: deleted.length },
+    });
+    res.status(204).end();
+  });
+
+  return r;
+}
