@@ -19,6 +19,8 @@ export interface AutonomousContext {
   cliTool: string;
   model: string | null;
   batchId: string | null;
+  /** Forked at a milestone: its branch starts from the fork point's commit, not from main. */
+  forked: boolean;
   worktreePath: string | null;
   prNumber: number | null;
   /** The latest completed, not cancelled plan. */
@@ -54,6 +56,7 @@ export async function loadAutonomousContext(
     cliTool: row.cliTool ?? snapshot.cliTool,
     model: row.model ?? snapshot.model,
     batchId: row.batchId,
+    forked: row.forkedFromWorkflowId != null,
     worktreePath: row.preferredWorktreePath,
     prNumber: row.prNumber,
     planText: plan?.content ?? null,

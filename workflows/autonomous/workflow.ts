@@ -555,7 +555,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     }
     const impl = await cliStep('implementation', stepPrompt('implementation', facts()), { commit: true });
     if (!impl.ok) return impl.exit;
-    if (!impl.skipped && !impl.commit && ctx.prNumber == null && round === 1)
+    if (!impl.skipped && !impl.commit && ctx.prNumber == null && round === 1 && !ctx.forked)
       return {
         kind: 'trigger',
         trigger: { type: 'fail' },

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import {
   type AutonomousActivityEvent,
   autonomousActivityBus,
@@ -14,6 +13,7 @@ import {
 } from '../../../services/autonomous/activity-bus.ts';
 import { api, type Session } from '../../support/session.ts';
 import { type ApiWorld, createWorkflow, startApiWorld, terminateRuns } from './api-support.ts';
+import { openActivityStream } from './sse-client.ts';
 
 let w: ApiWorld;
 const created: string[] = [];
@@ -26,51 +26,7 @@ after(async () => {
   await w?.close();
 });
 
-interface Stream {
-  status: number;
-  events: EventSourceMessage[];
-  next(type: string, timeoutMs?: number): Promise<EventSourceMessage>;
-  close(): void;
-}
-
-async function openStream(workflowId: string, who: Session): Promise<Stream> {
-  const abort = new AbortController();
-  const res = await fetch(`${w.app.url}/api/autonomous/workflows/${workflowId}/events/stream`, {
-    headers: { ...who.headers, accept: 'text/event-stream' },
-    signal: abort.signal,
-  });
-  const events: EventSourceMessage[] = [];
-  let seen = 0;
-  const parser = createParser({ onEvent: (e) => events.push(e) });
-  if (res.ok && res.body) {
-    const decoder = new TextDecoder();
-    (async () => {
-      try {
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
-          parser.feed(decoder.decode(chunk, { stream: true }));
-      } catch {
-        // aborted
-      }
-    })();
-  }
-  return {
-    status: res.status,
-    events,
-    async next(type, timeoutMs = 5000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const i = events.findIndex((e, k) => k >= seen && e.event === type);
-        if (i >= 0) {
-          seen = i + 1;
-          return events[i]!;
-        }
-        if (Date.now() > deadline) throw new Error(`no ${type} event in ${timeoutMs} ms`);
-        await sleep(10);
-      }
-    },
-    close: () => abort.abort(),
-  };
-}
+const openStream = (workflowId: string, who: Session) => openActivityStream(w.app.url, workflowId, who);
 
 const event = (workflowId: string, e: Partial<AutonomousActivityEvent>): AutonomousActivityEvent => ({
   workflowId,
