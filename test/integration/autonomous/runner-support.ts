@@ -24,8 +24,10 @@ export interface RunnerWorld {
   close(): Promise<void>;
 }
 
-export async function startRunnerWorld(opts: { worker?: boolean } = {}): Promise<RunnerWorld> {
-  const app = await startTestApp({ worker: opts.worker });
+export async function startRunnerWorld(
+  opts: { worker?: boolean; env?: Record<string, string> } = {},
+): Promise<RunnerWorld> {
+  const app = await startTestApp({ worker: opts.worker, env: opts.env });
   // The CLIs reach the proxy at the API's real address (known only after listen), and cli_beta is
   // the scripted fake.
   app.settings.autonomous.proxy_base_url = app.url;

@@ -66,8 +66,10 @@ const git = (cwd: string, ...args: string[]) =>
     },
   }).toString();
 
-export async function startWorkflowWorld(opts: { worker?: boolean } = {}): Promise<WorkflowWorld> {
-  const world = await startRunnerWorld({ worker: opts.worker ?? true });
+export async function startWorkflowWorld(
+  opts: { worker?: boolean; env?: Record<string, string> } = {},
+): Promise<WorkflowWorld> {
+  const world = await startRunnerWorld({ worker: opts.worker ?? true, env: opts.env });
   const { app } = world;
   const workflows = workflowsRepository(app.database);
   const milestones = milestonesRepository(app.database);
