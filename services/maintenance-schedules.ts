@@ -2,7 +2,13 @@
 // start: the first creates them, later ones find them and only correct the interval and task queue,
 // so N workers never create N schedules. One schedule id per task queue keeps separate deployments
 // (and test apps) sharing a namespace apart.
-import { Client, Connection, ScheduleAlreadyRunning, ScheduleOverlapPolicy } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  ScheduleAlreadyRunning,
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+} from '@temporalio/client';
 
 export const sessionStatsScheduleId = (taskQueue: string) => `svc-refresh-session-stats-${taskQueue}`;
 /** Daily retention cleanup (workflows/maintenance.ts retentionCleanupWorkflow, issue 11 item 4). */
@@ -69,5 +75,42 @@ export async function upsertIntervalSchedule(
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
     await client.schedule.getHandle(s.scheduleId).update((prev) => ({ ...prev, spec, action }));
+  }
+}
+
+/**
+ * A schedule that exists only while `on` (a mode switch): created or corrected when on, removed when
+ * off. Called by every worker at start.
+ */
+export async function toggleIntervalSchedule(opts: {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  scheduleId: string;
+  on: boolean;
+  intervalSeconds: number;
+  workflowType: string;
+}): Promise<'ensured' | 'removed' | 'absent'> {
+  const connection = await Connection.connect({ address: opts.address });
+  try {
+    const client = new Client({ connection, namespace: opts.namespace });
+    if (opts.on) {
+      await upsertIntervalSchedule(client, {
+        scheduleId: opts.scheduleId,
+        every: `${opts.intervalSeconds}s`,
+        workflowType: opts.workflowType,
+        taskQueue: opts.taskQueue,
+      });
+      return 'ensured';
+    }
+    try {
+      await client.schedule.getHandle(opts.scheduleId).delete();
+      return 'removed';
+    } catch (err) {
+      if (err instanceof ScheduleNotFoundError) return 'absent';
+      throw err;
+    }
+  } finally {
+    await connection.close();
   }
 }

@@ -14,11 +14,10 @@
 //      record per stopped session);
 //   4. calls pauseAutonomousWorkflowsOverQuota for the users over quota.
 // A second tick with the same figures raises no alert and finds no live session to stop.
-import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../db/client.ts';
 import { isOverQuota } from '../domain/quota-alerts.ts';
-import { upsertIntervalSchedule } from './maintenance-schedules.ts';
+import { toggleIntervalSchedule } from './maintenance-schedules.ts';
 import { quotaServiceFor } from './quota.ts';
 import { quotaAlertsService } from './quota-alerts.ts';
 import {
@@ -96,27 +95,10 @@ export async function ensureQuotaEnforcementSchedule(opts: {
   multiTenant: boolean;
   intervalSeconds: number;
 }): Promise<'ensured' | 'removed' | 'absent'> {
-  const connection = await Connection.connect({ address: opts.address });
-  try {
-    const client = new Client({ connection, namespace: opts.namespace });
-    const scheduleId = quotaEnforcementScheduleId(opts.taskQueue);
-    if (opts.multiTenant) {
-      await upsertIntervalSchedule(client, {
-        scheduleId,
-        every: `${opts.intervalSeconds}s`,
-        workflowType: 'quotaEnforcementWorkflow',
-        taskQueue: opts.taskQueue,
-      });
-      return 'ensured';
-    }
-    try {
-      await client.schedule.getHandle(scheduleId).delete();
-      return 'removed';
-    } catch (err) {
-      if (err instanceof ScheduleNotFoundError) return 'absent';
-      throw err;
-    }
-  } finally {
-    await connection.close();
-  }
+  return toggleIntervalSchedule({
+    ...opts,
+    scheduleId: quotaEnforcementScheduleId(opts.taskQueue),
+    on: opts.multiTenant,
+    workflowType: 'quotaEnforcementWorkflow',
+  });
 }

@@ -274,3 +274,22 @@ export function classifyRunnerError(f: RunnerErrorFacts): AutonomousError | unde
       return assertExhaustive(f.outcome);
   }
 }
+
+/**
+ * The error class of a runner step's result (services/autonomous/runner RunCliResult): the one mapping
+ * the workflow uses. The envelope's structured `code` (a provider error code, or our proxy's
+ * `quota_exceeded` / `quota_check_failed`) is read as both type and code; a failed step's envelope is
+ * a zero-token one by construction (the runner reports spent tokens separately, in `usage`).
+ */
+export function classifyStepResult(r: {
+  outcome: RunnerErrorFacts['outcome'];
+  exitCode: number | null;
+  errorEnvelope?: { code?: string | null } | null;
+}): AutonomousError | undefined {
+  const code = r.errorEnvelope?.code ?? null;
+  return classifyRunnerError({
+    outcome: r.outcome,
+    exitCode: r.exitCode,
+    envelope: r.errorEnvelope ? { httpStatus: null, type: code, code, tokens: 0 } : null,
+  });
+}

@@ -8,8 +8,7 @@
 //                       `quota.enforcement_interval_seconds` (default 60, the spec's scheduler period).
 // Same mechanism as the other periodic schedules (upsertIntervalSchedule: overlap SKIP, the interval
 // corrected on a later start, a pause set in the Temporal UI kept).
-import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
-import { upsertIntervalSchedule } from '../maintenance-schedules.ts';
+import { toggleIntervalSchedule } from '../maintenance-schedules.ts';
 
 export const autonomousQuotaResumeScheduleId = (taskQueue: string) =>
   `svc-autonomous-quota-resume-${taskQueue}`;
@@ -21,27 +20,10 @@ export async function ensureAutonomousQuotaResumeSchedule(opts: {
   multiTenant: boolean;
   intervalSeconds: number;
 }): Promise<'ensured' | 'removed' | 'absent'> {
-  const connection = await Connection.connect({ address: opts.address });
-  try {
-    const client = new Client({ connection, namespace: opts.namespace });
-    const scheduleId = autonomousQuotaResumeScheduleId(opts.taskQueue);
-    if (!opts.multiTenant) {
-      await upsertIntervalSchedule(client, {
-        scheduleId,
-        every: `${opts.intervalSeconds}s`,
-        workflowType: 'autonomousQuotaResumeWorkflow',
-        taskQueue: opts.taskQueue,
-      });
-      return 'ensured';
-    }
-    try {
-      await client.schedule.getHandle(scheduleId).delete();
-      return 'removed';
-    } catch (err) {
-      if (err instanceof ScheduleNotFoundError) return 'absent';
-      throw err;
-    }
-  } finally {
-    await connection.close();
-  }
+  return toggleIntervalSchedule({
+    ...opts,
+    scheduleId: autonomousQuotaResumeScheduleId(opts.taskQueue),
+    on: !opts.multiTenant,
+    workflowType: 'autonomousQuotaResumeWorkflow',
+  });
 }

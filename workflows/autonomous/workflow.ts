@@ -37,7 +37,7 @@ import type {
 import type { createAutonomousRunnerActivities } from '../../activities/autonomous/run-cli.ts';
 import {
   type AutonomousError,
-  classifyRunnerError,
+  classifyStepResult,
   decideAfterError,
 } from '../../domain/autonomous/errors.ts';
 import { LINE_OF_KIND, type MilestoneKind } from '../../domain/autonomous/milestones.ts';
@@ -462,18 +462,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
         outputTokens: r.usage.output,
         requestCount: r.usage.requests,
       };
-      const err: AutonomousError | undefined = classifyRunnerError({
-        outcome: r.outcome,
-        exitCode: r.exitCode,
-        envelope: r.errorEnvelope
-          ? {
-              httpStatus: null,
-              type: r.errorEnvelope.code ?? null,
-              code: r.errorEnvelope.code ?? null,
-              tokens: 0,
-            }
-          : null,
-      });
+      const err: AutonomousError | undefined = classifyStepResult(r);
       let commit: StepOk['commit'] = null;
       let commitError: string | null = null;
       if (!err && opts.commit) {

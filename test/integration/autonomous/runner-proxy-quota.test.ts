@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { classifyRunnerError, decideAfterError } from '../../../domain/autonomous/errors.ts';
+import { classifyStepResult, decideAfterError } from '../../../domain/autonomous/errors.ts';
 import {
   autonomousProxyBaseUrl,
   cliRunner,
@@ -57,20 +57,7 @@ const input = (workflowId: string, worktree: string, extra: Partial<RunCliInput>
 });
 
 /** The classification exactly as the workflow calls it (workflows/autonomous/workflow.ts). */
-function asWorkflowClassifies(r: RunCliResult) {
-  return classifyRunnerError({
-    outcome: r.outcome,
-    exitCode: r.exitCode,
-    envelope: r.errorEnvelope
-      ? {
-          httpStatus: null,
-          type: r.errorEnvelope.code ?? null,
-          code: r.errorEnvelope.code ?? null,
-          tokens: 0,
-        }
-      : null,
-  });
-}
+const asWorkflowClassifies = (r: RunCliResult) => classifyStepResult(r);
 
 async function sessionFact(sessionId: string) {
   const { db, t } = world.app.database;

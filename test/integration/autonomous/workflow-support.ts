@@ -14,6 +14,18 @@ import { AUTONOMOUS_WORKFLOW_TYPE, temporalWorkflowId } from '../../../workflows
 import { uniqueName } from '../../support/actors.ts';
 import { type RunnerWorld, startRunnerWorld } from './runner-support.ts';
 
+/** The milestones of a workflow that went straight through (no CI repair, no feedback). */
+export const HAPPY_KINDS = [
+  'plan',
+  'plan_review',
+  'implementation',
+  'test',
+  'pr_review',
+  'report',
+  'merge',
+  'acceptance_verification',
+];
+
 export type Script = Record<string, { steps: unknown[]; final?: string; pidFile?: string }>;
 
 /** Every step answers with one model call and a text; the overrides replace whole steps. */
