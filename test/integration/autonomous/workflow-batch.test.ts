@@ -60,7 +60,13 @@ test('a batch of three runs one at a time on one baseline and merges all three',
   );
   assert.equal(new Set(rows.map((r) => r.preferredWorktreePath)).size, 3, 'independent worktrees');
   assert.equal(new Set(rows.map((r) => r.prNumber)).size, 3, 'one pull request each');
-  const batch = await batchesRepository(world.app.database).find(rows[0]!.batchId!);
+  // The last item closes the batch just after its own row says completed.
+  const batches = batchesRepository(world.app.database);
+  let batch = await batches.find(rows[0]!.batchId!);
+  for (let i = 0; i < 100 && batch!.status !== 'completed'; i++) {
+    await sleep(100);
+    batch = await batches.find(rows[0]!.batchId!);
+  }
   assert.equal(batch!.baselineSha, baseline);
   assert.equal(batch!.status, 'completed');
   assert.equal(world.mergedFile(rows[0]!.projectId!, 'app.txt'), 'fixed\n');
