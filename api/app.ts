@@ -6,6 +6,7 @@ import { httpLogger } from './logger.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { hostCheck } from './middleware/host-check.ts';
 import { mountRoutes, mountStreamingRoutes } from './routes/index.ts';
+import { webAppRouter } from './web-app.ts';
 
 export const BODY_LIMIT = '50mb';
 
@@ -19,6 +20,8 @@ export function createApp(deps: AppDeps): Express {
   mountStreamingRoutes(app, deps);
   app.use(express.json({ limit: BODY_LIMIT }));
   mountRoutes(app, deps);
+  // The web application (web/dist) after every API route: unknown /api paths still reach notFoundHandler.
+  app.use(webAppRouter());
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

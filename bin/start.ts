@@ -16,6 +16,7 @@ import {
 } from './runtime.ts';
 import { findTemporalCli } from './temporal-cli.ts';
 import { type DevServer, startDevServer } from './temporal-dev.ts';
+import { ensureWebBuilt } from './web-build.ts';
 
 const say = (line: string) => console.log(`[svc] ${line}`);
 
@@ -62,6 +63,10 @@ async function main() {
   const temporal = connectTemporal(settings, address);
   const logger = makeLogger(settings);
   const deps = buildDeps(settings, database, temporal, logger);
+  // The web application is built before listening when web/dist is missing or older than web/src.
+  await ensureWebBuilt(say).catch((err: Error) =>
+    say(`WARNING: the web application could not be built (the API runs; / answers 503): ${err.message}`),
+  );
   const api = await listen(deps);
   onShutdown(
     [

@@ -5,6 +5,7 @@ import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { findTemporalCli } from '../bin/temporal-cli.ts';
 import { startDevServer } from '../bin/temporal-dev.ts';
+import { ensureWebBuilt } from '../bin/web-build.ts';
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
@@ -22,6 +23,10 @@ if (!files.length) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+
+// Browser tests drive the built web application: build it once here when missing or stale.
+if (files.some((f) => f.startsWith(path.join('test', 'browser'))))
+  await ensureWebBuilt((l) => console.log(l));
 
 const cliPath = await findTemporalCli({
   explicit: process.env.TEMPORAL_CLI_PATH,

@@ -1,0 +1,138 @@
+// The shell: skip link, header (user, logout), left nav from the route registry filtered by role, and
+// the main area where the router renders lazy pages. Public pages (/login) and the forced password
+// change render without the shell. /manage/* is guarded: non system administrators go to / with a
+// visible message (the API refuses them anyway).
+
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { ErrorBoundary, LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
+import { loginPathFor } from './api/client.ts';
+import { ChangePasswordPage } from './auth/change-password-page.tsx';
+import { LoginPage } from './auth/login-page.tsx';
+import { AuthProvider, useAuth } from './auth/session.tsx';
+import { isAdminPath, navFor, routes } from './routes.ts';
+import { Button, Loading } from './ui/index.ts';
+
+export const ADMIN_ONLY_MESSAGE = 'Administration is for system administrators';
+
+function NotFound() {
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        There is no page at this address. <a href="/">Go to the dashboard</a>.
+      </p>
+    </section>
+  );
+}
+
+const lazyRoutes = routes.map((r) => ({ ...r, component: lazy(r.load) }));
+
+function Shell() {
+  const { user, logout } = useAuth();
+  const { path, url, route } = useLocation();
+  const [flash, setFlash] = useState<string | null>(null);
+  const isAdmin = !!user?.is_admin;
+  const nav = useMemo(() => navFor(isAdmin), [isAdmin]);
+
+  const guarded = !!user && isAdminPath(path) && !isAdmin;
+  const redirect =
+    user === null
+      ? loginPathFor(url)
+      : user?.must_change_password
+        ? `/change-password?next=${encodeURIComponent(url)}`
+        : guarded
+          ? '/'
+          : null;
+  useEffect(() => {
+    if (!redirect) return;
+    if (guarded) setFlash(ADMIN_ONLY_MESSAGE);
+    route(redirect, true);
+  }, [redirect, guarded, route]);
+
+  useEffect(() => {
+    const r = routes.find((x) => x.path === path);
+    document.title = r ? `${r.title} · svc` : 'svc';
+  }, [path]);
+
+  // Clear the message once the user navigates elsewhere.
+  const [flashPath, setFlashPath] = useState(path);
+  useEffect(() => {
+    if (path !== flashPath) {
+      if (path !== '/') setFlash(null);
+      setFlashPath(path);
+    }
+  }, [path, flashPath]);
+
+  if (user === undefined || user === null || redirect) return <Loading />;
+
+  const onLogout = async () => {
+    await logout();
+    route('/login');
+  };
+
+  return (
+    <div class="shell">
+      <a class="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header class="app-header">
+        <a class="brand" href="/">
+          svc
+        </a>
+        <div class="user">
+          <span class="user-name">{user.username}</span>
+          <span class="user-role">{user.role}</span>
+          <Button variant="link" onClick={onLogout}>
+            Log out
+          </Button>
+        </div>
+      </header>
+      <nav class="app-nav" aria-label="Main">
+        <ul>
+          {nav.map((r) => {
+            const active = r.path === '/' ? path === '/' : path === r.path || path.startsWith(`${r.path}/`);
+            return (
+              <li key={r.path}>
+                <a href={r.path} aria-current={active ? 'page' : undefined}>
+                  {r.title}
+                </a>
+              </li>
+            );
+          })}
+        </ul>
+      </nav>
+      <main id="main" class="app-main" tabIndex={-1}>
+        {flash && (
+          <div class="flash" role="alert">
+            {flash}
+          </div>
+        )}
+        <ErrorBoundary>
+          <Router>
+            {[
+              ...lazyRoutes.map((r) => <Route key={r.path} path={r.path} component={r.component} />),
+              <Route key="404" default component={NotFound} />,
+            ]}
+          </Router>
+        </ErrorBoundary>
+      </main>
+    </div>
+  );
+}
+
+function Pages() {
+  const { path } = useLocation();
+  if (path === '/login') return <LoginPage />;
+  if (path === '/change-password') return <ChangePasswordPage />;
+  return <Shell />;
+}
+
+export function App() {
+  return (
+    <LocationProvider>
+      <AuthProvider>
+        <Pages />
+      </AuthProvider>
+    </LocationProvider>
+  );
+}

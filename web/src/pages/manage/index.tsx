@@ -1,0 +1,6 @@
+// Placeholder page of the manage area (replace with the real page).
+import { ComingSoon } from '../coming-soon.tsx';
+
+export default function Page() {
+  return <ComingSoon title="Administration" />;
+}

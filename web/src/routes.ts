@@ -1,0 +1,67 @@
+// THE route registry. A page is one line here plus its file under pages/<area>/. `nav` puts the route
+// in the left navigation under that area (one entry per area: the first route of it that has `nav`);
+// `admin: true` limits it to system administrators (every /manage/* path is admin-only anyway).
+// Pages are loaded lazily: each is its own chunk. Page modules export the component as `default`;
+// it receives the path parameters (":id") as props.
+import type { ComponentType } from 'preact';
+
+export type Area =
+  | 'dashboard'
+  | 'messages'
+  | 'alerts'
+  | 'prompts'
+  | 'sessions'
+  | 'remote'
+  | 'autonomous'
+  | 'manage';
+
+export interface AppRoute {
+  /** preact-iso pattern: "/sessions/:id", "/manage/*". */
+  path: string;
+  /** Shown in the nav and as the document title. */
+  title: string;
+  load: () => Promise<{ default: ComponentType<any> }>;
+  nav?: Area;
+  admin?: true;
+}
+
+export const routes: AppRoute[] = [
+  { path: '/', title: 'Dashboard', nav: 'dashboard', load: () => import('./pages/dashboard/index.tsx') },
+  { path: '/messages', title: 'Messages', nav: 'messages', load: () => import('./pages/messages/index.tsx') },
+  { path: '/alerts', title: 'Alerts', nav: 'alerts', load: () => import('./pages/alerts/index.tsx') },
+  { path: '/prompts', title: 'Prompts', nav: 'prompts', load: () => import('./pages/prompts/index.tsx') },
+  { path: '/sessions', title: 'Sessions', nav: 'sessions', load: () => import('./pages/sessions/index.tsx') },
+  {
+    path: '/remote',
+    title: 'Remote workspace',
+    nav: 'remote',
+    load: () => import('./pages/remote/index.tsx'),
+  },
+  {
+    path: '/autonomous',
+    title: 'Autonomous development',
+    nav: 'autonomous',
+    load: () => import('./pages/autonomous/index.tsx'),
+  },
+  {
+    path: '/manage',
+    title: 'Administration',
+    nav: 'manage',
+    admin: true,
+    load: () => import('./pages/manage/index.tsx'),
+  },
+];
+
+/** Every /manage path is for system administrators, registered or not. */
+export const isAdminPath = (path: string) => path === '/manage' || path.startsWith('/manage/');
+
+/** The nav entries a user sees: one per area, admin areas only for system administrators. */
+export function navFor(isAdmin: boolean): AppRoute[] {
+  const seen = new Set<Area>();
+  return routes.filter((r) => {
+    if (!r.nav || seen.has(r.nav)) return false;
+    if ((r.admin || isAdminPath(r.path)) && !isAdmin) return false;
+    seen.add(r.nav);
+    return true;
+  });
+}

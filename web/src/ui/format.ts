@@ -1,0 +1,87 @@
+// Pure formatting helpers every page uses: numbers with thousands separators (Intl), times in the
+// viewer's time zone, durations and byte sizes. No DOM here: node imports this file in
+// test/unit/web-format.test.ts.
+
+/** An integer or decimal with the locale's grouping: 1234567.8 -> "1,234,567.8". */
+export function formatNumber(n: number | null | undefined, opts: { locale?: string; digits?: number } = {}) {
+  if (n == null || !Number.isFinite(n)) return '—';
+  return new Intl.NumberFormat(opts.locale, { maximumFractionDigits: opts.digits ?? 2 }).format(n);
+}
+
+/** Money in a currency (default USD): 1234.5 -> "$1,234.50". */
+export function formatMoney(n: number | null | undefined, opts: { locale?: string; currency?: string } = {}) {
+  if (n == null || !Number.isFinite(n)) return '—';
+  return new Intl.NumberFormat(opts.locale, { style: 'currency', currency: opts.currency ?? 'USD' }).format(
+    n,
+  );
+}
+
+/** A ratio 0..1 as a percentage: 0.256 -> "25.6%". */
+export function formatPercent(
+  ratio: number | null | undefined,
+  opts: { locale?: string; digits?: number } = {},
+) {
+  if (ratio == null || !Number.isFinite(ratio)) return '—';
+  return new Intl.NumberFormat(opts.locale, {
+    style: 'percent',
+    maximumFractionDigits: opts.digits ?? 1,
+  }).format(ratio);
+}
+
+/**
+ * A timestamp (ISO string, epoch ms or Date) as date and time in the viewer's zone (or `timeZone`).
+ * Invalid or missing input gives "—".
+ */
+export function formatTime(
+  t: string | number | Date | null | undefined,
+  opts: { locale?: string; timeZone?: string; dateOnly?: boolean } = {},
+) {
+  if (t == null || t === '') return '—';
+  const d = t instanceof Date ? t : new Date(t);
+  if (Number.isNaN(d.getTime())) return '—';
+  return new Intl.DateTimeFormat(opts.locale, {
+    timeZone: opts.timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    ...(opts.dateOnly ? {} : { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }),
+  }).format(d);
+}
+
+/** A duration in milliseconds, two largest units: 3723000 -> "1h 2m", 1500 -> "1.5s", 250 -> "250ms". */
+export function formatDuration(ms: number | null | undefined) {
+  if (ms == null || !Number.isFinite(ms)) return '—';
+  const sign = ms < 0 ? '-' : '';
+  const abs = Math.abs(ms);
+  if (abs < 1000) return `${sign}${Math.round(abs)}ms`;
+  if (abs < 60_000) return `${sign}${Number((abs / 1000).toFixed(1))}s`;
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
+  const whole = Math.floor(abs / 1000) * 1000;
+  const first = units.findIndex(([, size]) => whole >= size);
+  const [bigName, bigSize] = units[first]!;
+  const parts = [`${Math.floor(whole / bigSize)}${bigName}`];
+  const small = units[first + 1];
+  if (small) {
+    const q = Math.floor((whole % bigSize) / small[1]);
+    if (q > 0) parts.push(`${q}${small[0]}`);
+  }
+  return sign + parts.join(' ');
+}
+
+/** Bytes in binary units: 1536 -> "1.5 KiB". */
+export function formatBytes(n: number | null | undefined, opts: { locale?: string } = {}) {
+  if (n == null || !Number.isFinite(n)) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = Math.abs(n);
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${n < 0 ? '-' : ''}${formatNumber(v, { locale: opts.locale, digits: i === 0 ? 0 : 1 })} ${units[i]}`;
+}
