@@ -17,7 +17,7 @@ import type { Phase } from '../../domain/autonomous/states.ts';
 import type { WorkflowState } from '../../domain/autonomous/transitions.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import { classifyForgeError } from '../../domain/forge/error-class.ts';
-import { autonomousActivityBus } from '../../services/autonomous/activity-bus.ts';
+import { autonomousActivityBus, statusEvent } from '../../services/autonomous/activity-bus.ts';
 import { loadAutonomousContext } from '../../services/autonomous/workflow-context.ts';
 import { autonomousWorkspace } from '../../services/autonomous/workspace.ts';
 import type { MergeContext } from '../../services/forge/observe.ts';
@@ -124,15 +124,7 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
         deps.now(),
       );
       if (ok && input.expectedStatus !== input.next.status)
-        bus.publish({
-          workflowId: input.workflowId,
-          line: '',
-          type: 'system',
-          subtype: 'status',
-          status: input.next.status,
-          text: `${input.expectedStatus} -> ${input.next.status} (${input.next.phase})`,
-          at: at(),
-        });
+        bus.publish(statusEvent(input.workflowId, input.expectedStatus, input.next, deps.now()));
       return ok;
     },
 

@@ -17,6 +17,7 @@ import { type SlotClaim, slotsRepository } from '../../db/repositories/autonomou
 import { autonomousLimits } from '../../domain/autonomous/limits.ts';
 import { isRunning } from '../../domain/autonomous/states.ts';
 import type { WorkflowState } from '../../domain/autonomous/transitions.ts';
+import { autonomousActivityBus, statusEvent } from '../../services/autonomous/activity-bus.ts';
 import { QuotaCheckError, type QuotaSubject, quotaServiceFor } from '../../services/quota.ts';
 import type { ActivityDeps } from '../index.ts';
 
@@ -43,7 +44,10 @@ export function createAutonomousSchedulingActivities(deps: ActivityDeps) {
       if (!isRunning(input.next.status))
         throw new Error(`a slot claim must start a running status, not ${input.next.status}`);
       const { maxConcurrentWorkflows } = autonomousLimits(deps.settings);
-      return slots.claim(input.workflowId, input.next, maxConcurrentWorkflows, deps.now());
+      const claim = await slots.claim(input.workflowId, input.next, maxConcurrentWorkflows, deps.now());
+      if (claim.outcome === 'started')
+        autonomousActivityBus.publish(statusEvent(input.workflowId, 'pending', input.next, deps.now()));
+      return claim;
     },
 
     async autonomousQuotaRestored(): Promise<string[]> {

@@ -95,3 +95,21 @@ export class ActivityBus {
 
 /** The process's bus. */
 export const autonomousActivityBus = new ActivityBus();
+
+/** The system event of a status change (the orchestrator's activities publish it after persisting). */
+export function statusEvent(
+  workflowId: string,
+  from: string,
+  next: { status: string; phase: string },
+  at: Date,
+): AutonomousActivityEvent {
+  return {
+    workflowId,
+    line: '',
+    type: 'system',
+    subtype: 'status',
+    status: next.status,
+    text: `${from} -> ${next.status} (${next.phase})`,
+    at: at.toISOString(),
+  };
+}

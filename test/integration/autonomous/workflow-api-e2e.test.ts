@@ -72,7 +72,16 @@ test('create over HTTP, watch the stream, read the timeline, fork at a milestone
   const statuses = stream.events
     .filter((e) => e.event === 'system' && JSON.parse(e.data).subtype === 'status')
     .map((e) => JSON.parse(e.data).status);
-  assert.deepEqual(statuses.slice(-3), ['merging', 'verification_pending', 'completed']);
+  assert.deepEqual(statuses, [
+    'preparing',
+    'planning',
+    'developing',
+    'pr_review',
+    'reporting',
+    'merging',
+    'verification_pending',
+    'completed',
+  ]);
   assert.ok(!stream.events.some((e) => e.data.includes('real-anthropic-key')), 'no secret on the stream');
 
   const ms = await milestonesOf(id);
