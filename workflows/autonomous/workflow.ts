@@ -445,16 +445,27 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
         attempt,
         sessionLine: line,
       });
-      const r: RunResult = await cliRunner().runAutonomousCli({
-        workflowId: id,
-        line,
-        prompt,
-        worktreePath: opts.cwd ?? ctx.worktreePath!,
-        cliTool: ctx.cliTool,
-        model: ctx.model,
-        timeoutSeconds: ctx.limits.taskTimeoutSeconds,
-        ...(carried.cursors[line] !== undefined ? { usageCursor: carried.cursors[line] } : {}),
-      });
+      let r: RunResult;
+      try {
+        r = await cliRunner().runAutonomousCli({
+          workflowId: id,
+          line,
+          prompt,
+          worktreePath: opts.cwd ?? ctx.worktreePath!,
+          cliTool: ctx.cliTool,
+          model: ctx.model,
+          timeoutSeconds: ctx.limits.taskTimeoutSeconds,
+          ...(carried.cursors[line] !== undefined ? { usageCursor: carried.cursors[line] } : {}),
+        });
+      } catch (err) {
+        // Stopped, or the runner gave up (its retries used): the step's row must not stay in progress.
+        // (A row a cancelled round already marked `cancelled` is left as it is: finalize skips it.)
+        const error = isCancellation(err) ? `the step was stopped (${state.status})` : failureMessage(err);
+        await CancellationScope.nonCancellable(() =>
+          acts.finishAutonomousMilestone({ workflowId: id, milestoneId: m.id, status: 'failed', error }),
+        );
+        throw err;
+      }
       carried.cursors[line] = r.usageCursor;
       const usage = {
         totalTokens: r.usage.total,
@@ -462,7 +473,10 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
         outputTokens: r.usage.output,
         requestCount: r.usage.requests,
       };
-      const err: AutonomousError | undefined = classifyStepResult(r);
+      // A control that ended the step (stop, cancel-round, planning timeout) explains its failure better
+      // than whatever the killed CLI said last.
+      const stoppedBy = isRunning(state.status) ? null : state.status;
+      const err: AutonomousError | undefined = stoppedBy ? { class: 'cancelled' } : classifyStepResult(r);
       let commit: StepOk['commit'] = null;
       let commitError: string | null = null;
       if (!err && opts.commit) {
@@ -475,19 +489,24 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           commitError = failureMessage(e);
         }
       }
-      await acts.finishAutonomousMilestone({
-        workflowId: id,
-        milestoneId: m.id,
-        status: err || commitError ? 'failed' : 'completed',
-        content: r.finalText,
-        error:
-          commitError ??
-          (err
-            ? `${err.class}${r.errorEnvelope ? `: ${r.errorEnvelope.message}` : ''}`.slice(0, 2000)
-            : null),
-        usage,
-        commit,
-      });
+      // Not cancellable: a stop that lands while the step ends must still finalize its row.
+      await CancellationScope.nonCancellable(() =>
+        acts.finishAutonomousMilestone({
+          workflowId: id,
+          milestoneId: m.id,
+          status: err || commitError ? 'failed' : 'completed',
+          content: r.finalText,
+          error:
+            commitError ??
+            (stoppedBy
+              ? `the step was stopped (${stoppedBy})`
+              : err
+                ? `${err.class}${r.errorEnvelope ? `: ${r.errorEnvelope.message}` : ''}`.slice(0, 2000)
+                : null),
+          usage,
+          commit,
+        }),
+      );
       if (commitError)
         return {
           ok: false,

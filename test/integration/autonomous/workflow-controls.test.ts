@@ -118,6 +118,9 @@ describe('stop', () => {
     assert.ok(row.completedAt);
     const outcome = await h.result();
     assert.equal(outcome.status, 'cancelled');
+    const impl = (await world.milestones(workflowId)).find((m) => m.kind === 'implementation')!;
+    assert.equal(impl.status, 'failed', 'the stopped step is not left in progress');
+    assert.equal(impl.error, 'the step was stopped (cancelled)');
     const { db, t } = world.app.database;
     const sessions = await db.select().from(t.agentSessions);
     const lines = sessions.filter((s) => s.title?.includes(workflowId));
