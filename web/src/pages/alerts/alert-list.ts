@@ -1,0 +1,98 @@
+// The alerts page's state, pure (test/unit/web-alerts-list.test.ts): the page of alerts, the total
+// and the unread count, changed by live alerts from the SSE stream (a repeated id — replay after a
+// reconnect — changes nothing; alerts outside the page's filter only count), marking read, marking all
+// read and deleting.
+
+export type Severity = 'info' | 'warning' | 'critical';
+
+export interface Alert {
+  id: number;
+  alert_id: string;
+  alert_type: string | null;
+  severity: Severity;
+  title: string;
+  message: string | null;
+  user_id: number | null;
+  tenant_id: number | null;
+  read: boolean;
+  created_at: string;
+}
+
+/** The SSE `alert` event's data: an alert as stored, without the read flag (a new alert is unread). */
+export type LiveAlert = Omit<Alert, 'read'> & { read?: boolean };
+
+export interface AlertFilter {
+  severity?: Severity | '';
+  type?: string;
+  unreadOnly?: boolean;
+}
+
+export interface AlertsState {
+  alerts: Alert[];
+  total: number;
+  unread: number;
+  /** Ids of live alerts seen, so a replayed one is not counted twice. */
+  seen: ReadonlySet<number>;
+}
+
+export type AlertsAction =
+  | { kind: 'loaded'; alerts: Alert[]; total: number; unread: number }
+  | { kind: 'live'; alert: LiveAlert; filter: AlertFilter; onFirstPage: boolean }
+  | { kind: 'read'; alert_id: string }
+  | { kind: 'read-all' }
+  | { kind: 'removed'; alert_id: string };
+
+export const initialAlerts: AlertsState = { alerts: [], total: 0, unread: 0, seen: new Set() };
+
+export function matchesFilter(a: Pick<Alert, 'severity' | 'alert_type' | 'read'>, f: AlertFilter) {
+  if (f.severity && a.severity !== f.severity) return false;
+  if (f.type && a.alert_type !== f.type) return false;
+  if (f.unreadOnly && a.read) return false;
+  return true;
+}
+
+export function alertsReducer(s: AlertsState, action: AlertsAction): AlertsState {
+  switch (action.kind) {
+    case 'loaded':
+      return {
+        alerts: action.alerts,
+        total: action.total,
+        unread: action.unread,
+        seen: new Set(action.alerts.map((a) => a.id)),
+      };
+    case 'live': {
+      const a: Alert = { ...action.alert, read: action.alert.read ?? false };
+      if (s.seen.has(a.id) || s.alerts.some((x) => x.id === a.id)) return s;
+      const seen = new Set(s.seen).add(a.id);
+      const unread = s.unread + (a.read ? 0 : 1);
+      if (!matchesFilter(a, action.filter)) return { ...s, unread, seen };
+      const alerts = action.onFirstPage
+        ? [a, ...s.alerts].sort((x, y) =>
+            x.created_at < y.created_at ? 1 : x.created_at > y.created_at ? -1 : y.id - x.id,
+          )
+        : s.alerts;
+      return { alerts, total: s.total + 1, unread, seen };
+    }
+    case 'read': {
+      const hit = s.alerts.find((a) => a.alert_id === action.alert_id);
+      if (!hit || hit.read) return s;
+      return {
+        ...s,
+        alerts: s.alerts.map((a) => (a === hit ? { ...a, read: true } : a)),
+        unread: Math.max(0, s.unread - 1),
+      };
+    }
+    case 'read-all':
+      return { ...s, alerts: s.alerts.map((a) => (a.read ? a : { ...a, read: true })), unread: 0 };
+    case 'removed': {
+      const hit = s.alerts.find((a) => a.alert_id === action.alert_id);
+      if (!hit) return s;
+      return {
+        ...s,
+        alerts: s.alerts.filter((a) => a !== hit),
+        total: Math.max(0, s.total - 1),
+        unread: hit.read ? s.unread : Math.max(0, s.unread - 1),
+      };
+    }
+  }
+}

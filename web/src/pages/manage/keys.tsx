@@ -1,0 +1,213 @@
+// /manage/keys: the stored model provider keys the proxy uses. Listed masked from the vault
+// (GET /api/remote/api-keys, every tenant or one), added per tenant (POST /api/api-keys with
+// tenant_id: the key field is write-only, cleared once sent and never shown again), deactivated /
+// activated (PUT /api/api-keys/<id> {tenant_id, is_active}) and deleted (DELETE, confirmed).
+import { useState } from 'preact/hooks';
+import { api } from '../../api/client.ts';
+import { Button, ErrorBox, Field, formatTime, Loading, Table } from '../../ui/index.ts';
+import { CheckField, ConfirmButton, SelectField } from './controls.tsx';
+import { tenantIdOf } from './form-values.ts';
+import { Done, ManagePage } from './layout.tsx';
+import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
+import { KEY_PROVIDERS, type StoredKey } from './types.ts';
+import { useResource } from './use-resource.ts';
+
+function AddKey({
+  tenantIds,
+  onAdded,
+}: {
+  tenantIds: ReturnType<typeof useTenants>;
+  onAdded: (msg: string) => void;
+}) {
+  const [tenant, setTenant] = useState('');
+  const [provider, setProvider] = useState<string>(KEY_PROVIDERS[0]);
+  const [name, setName] = useState('');
+  const [secret, setSecret] = useState('');
+  const [baseUrl, setBaseUrl] = useState('');
+  const [active, setActive] = useState(true);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const chosen = tenantIdOf(tenant) ?? tenantIds.data?.[0]?.id ?? null;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    if (chosen == null) {
+      setError('Choose a tenant first');
+      return;
+    }
+    setBusy(true);
+    // The plain key leaves the page's state as soon as it is sent, whatever the answer.
+    const plain = secret;
+    setSecret('');
+    try {
+      await api.post('/api/api-keys', {
+        tenant_id: chosen,
+        provider,
+        key_name: name,
+        api_key: plain,
+        base_url: baseUrl.trim() || undefined,
+        is_active: active,
+      });
+      onAdded(`Key ${name} stored; it is shown masked from now on`);
+      setName('');
+      setBaseUrl('');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="add-key-h" autoComplete="off">
+      <h2 id="add-key-h">Add a provider key</h2>
+      <p class="muted">The key is encrypted before it is stored and is never shown again, not even to you.</p>
+      <ErrorBox error={error} />
+      <div class="form-grid">
+        <SelectField
+          label="Tenant"
+          value={tenant || (chosen != null ? String(chosen) : '')}
+          onValue={setTenant}
+          options={tenantOptions(tenantIds.data)}
+        />
+        <SelectField
+          label="Provider"
+          value={provider}
+          onValue={setProvider}
+          options={KEY_PROVIDERS.map((p) => ({ value: p, label: p }))}
+        />
+        <Field label="Key name" value={name} onValue={setName} required />
+        <Field
+          label="API key"
+          type="password"
+          value={secret}
+          onValue={setSecret}
+          required
+          autoComplete="new-password"
+          hint="Write-only"
+        />
+        <Field
+          label="Base URL (optional)"
+          value={baseUrl}
+          onValue={setBaseUrl}
+          hint="Empty: the provider's own API"
+        />
+      </div>
+      <CheckField label="Active" checked={active} onChecked={setActive} />
+      <Button type="submit" variant="primary" busy={busy}>
+        Store key
+      </Button>
+    </form>
+  );
+}
+
+export default function KeysPage() {
+  const tenants = useTenants();
+  const [filter, setFilter] = useState('');
+  const keys = useResource(
+    (signal) =>
+      api.get<{ keys: StoredKey[] }>('/api/remote/api-keys', {
+        signal,
+        query: { tenant_id: tenantIdOf(filter) },
+      }),
+    [filter],
+  );
+  const [done, setDone] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const act = async (what: () => Promise<unknown>, msg: string) => {
+    setError(null);
+    try {
+      await what();
+      setDone(msg);
+      void keys.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const added = (msg: string) => {
+    setDone(msg);
+    void keys.reload();
+  };
+
+  return (
+    <ManagePage title="Provider keys">
+      <Done message={done} />
+      <AddKey tenantIds={tenants} onAdded={added} />
+      <ErrorBox error={error} />
+      <ErrorBox error={keys.error} />
+      <div class="form-grid">
+        <SelectField
+          label="Show keys of"
+          value={filter}
+          onValue={setFilter}
+          options={tenantOptions(tenants.data, 'Every tenant')}
+        />
+      </div>
+      {keys.loading && !keys.data ? (
+        <Loading />
+      ) : (
+        <Table
+          caption="Stored provider keys"
+          rowKey={(k) => k.id}
+          rows={keys.data?.keys ?? []}
+          empty="No key is stored yet."
+          columns={[
+            { key: 'key_name', header: 'Name', render: (k) => <span class="cell-wrap">{k.key_name}</span> },
+            { key: 'provider', header: 'Provider' },
+            { key: 'tenant', header: 'Tenant', render: (k) => tenantName(tenants.data, k.tenant_id) },
+            { key: 'masked', header: 'Key', render: (k) => <code>{k.masked_key}</code> },
+            {
+              key: 'base',
+              header: 'Base URL',
+              render: (k) => <span class="cell-wrap">{k.base_url ?? 'default'}</span>,
+            },
+            {
+              key: 'active',
+              header: 'State',
+              render: (k) => (
+                <span class={`badge ${k.is_active ? 'badge-ok' : 'badge-bad'}`}>
+                  {k.is_active ? 'active' : 'inactive'}
+                </span>
+              ),
+            },
+            { key: 'created', header: 'Added', render: (k) => formatTime(k.created_at) },
+            {
+              key: 'actions',
+              header: 'Actions',
+              render: (k) => (
+                <div class="row-actions">
+                  <Button
+                    aria-label={`${k.is_active ? 'Deactivate' : 'Activate'} ${k.key_name}`}
+                    onClick={() =>
+                      act(
+                        () =>
+                          api.put(`/api/api-keys/${k.id}`, {
+                            tenant_id: k.tenant_id,
+                            is_active: !k.is_active,
+                          }),
+                        `Key ${k.key_name} ${k.is_active ? 'deactivated' : 'activated'}`,
+                      )
+                    }
+                  >
+                    {k.is_active ? 'Deactivate' : 'Activate'}
+                  </Button>
+                  <ConfirmButton
+                    label={`Delete ${k.key_name}`}
+                    question={`Delete ${k.key_name}?`}
+                    onConfirm={() =>
+                      act(
+                        () => api.del(`/api/api-keys/${k.id}`, { query: { tenant_id: k.tenant_id } }),
+                        `Key ${k.key_name} deleted`,
+                      )
+                    }
+                  >
+                    Delete
+                  </ConfirmButton>
+                </div>
+              ),
+            },
+          ]}
+        />
+      )}
+    </ManagePage>
+  );
+}

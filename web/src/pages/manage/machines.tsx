@@ -1,0 +1,257 @@
+// /manage/machines: create a registration token for a tenant (POST /api/remote/machines/register)
+// and show it once with the agent install command to copy; the tokens (GET …/registration-tokens,
+// never the token itself) with revoke (DELETE, confirmed); the registered machines
+// (GET /api/remote/machines) with unregister (DELETE, confirmed; ends their sessions).
+import { useState } from 'preact/hooks';
+import { api } from '../../api/client.ts';
+import { Button, ErrorBox, Field, formatTime, Loading, Table } from '../../ui/index.ts';
+import { ConfirmButton, SelectField } from './controls.tsx';
+import { tenantIdOf } from './form-values.ts';
+import { installCommand, installCommandWindows } from './install-command.ts';
+import { Done, ManagePage, useFocusOnOpen } from './layout.tsx';
+import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
+import type { Machine, RegistrationToken } from './types.ts';
+import { useResource } from './use-resource.ts';
+
+interface Created {
+  registration_token: string;
+  tenant_id: number;
+  machine_id: string | null;
+  expires_at: string;
+}
+
+function CopyBox({ label, text }: { label: string; text: string }) {
+  const [copied, setCopied] = useState<string | null>(null);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setCopied('Copied');
+    } catch {
+      setCopied('Copying is blocked here: select the text and copy it');
+    }
+  };
+  return (
+    <div>
+      <strong>{label}</strong>
+      <pre>{text}</pre>
+      <div class="form-actions">
+        <Button onClick={copy} aria-label={`Copy ${label.toLowerCase()}`}>
+          Copy
+        </Button>
+        <span role="status">{copied}</span>
+      </div>
+    </div>
+  );
+}
+
+function NewToken({ token, tenants, onClose }: { token: Created; tenants: string; onClose: () => void }) {
+  const heading = useFocusOnOpen<HTMLHeadingElement>();
+  const origin = window.location.origin;
+  return (
+    <section class="secret-once" aria-labelledby="token-h">
+      <h2 id="token-h" tabIndex={-1} ref={heading}>
+        Registration token for {tenants}
+      </h2>
+      <p>
+        Shown once: it is not stored in readable form. It expires {formatTime(token.expires_at)} and registers{' '}
+        {token.machine_id ? `machine ${token.machine_id} again` : 'one new machine'}. Run this on the machine
+        (Node.js 18+):
+      </p>
+      <CopyBox label="Install command" text={installCommand(origin, token.registration_token)} />
+      <CopyBox
+        label="Install command (Windows PowerShell)"
+        text={installCommandWindows(origin, token.registration_token)}
+      />
+      <Button variant="link" onClick={onClose}>
+        Done, hide the token
+      </Button>
+    </section>
+  );
+}
+
+export default function MachinesPage() {
+  const tenants = useTenants();
+  const machines = useResource((signal) =>
+    api.get<{ machines: Machine[] }>('/api/remote/machines', { signal }),
+  );
+  const tokens = useResource((signal) =>
+    api.get<{ tokens: RegistrationToken[] }>('/api/remote/machines/registration-tokens', { signal }),
+  );
+  const [tenant, setTenant] = useState('');
+  const [machineId, setMachineId] = useState('');
+  const [created, setCreated] = useState<Created | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<string | null>(null);
+
+  const chosenTenant = tenantIdOf(tenant) ?? tenants.data?.[0]?.id ?? null;
+  const create = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    setDone(null);
+    if (chosenTenant == null) {
+      setError('Choose a tenant first');
+      return;
+    }
+    setBusy(true);
+    try {
+      const r = await api.post<Created>('/api/remote/machines/register', {
+        tenant_id: chosenTenant,
+        machine_id: machineId.trim() || undefined,
+      });
+      setCreated(r);
+      setMachineId('');
+      void tokens.reload();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const act = async (what: () => Promise<unknown>, msg: string) => {
+    setError(null);
+    try {
+      await what();
+      setDone(msg);
+      void tokens.reload();
+      void machines.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  return (
+    <ManagePage title="Machines">
+      <Done message={done} />
+      {created && (
+        <NewToken
+          token={created}
+          tenants={tenantName(tenants.data, created.tenant_id)}
+          onClose={() => setCreated(null)}
+        />
+      )}
+      <form class="panel" onSubmit={create} aria-labelledby="reg-h">
+        <h2 id="reg-h">Register a machine</h2>
+        <p class="muted">
+          A registration token lets one agent register a machine for the tenant. Users are then assigned to
+          the machine through the API (machine administrators act through the API only).
+        </p>
+        <ErrorBox error={error} />
+        <div class="form-grid">
+          <SelectField
+            label="Tenant"
+            value={tenant || (chosenTenant != null ? String(chosenTenant) : '')}
+            onValue={setTenant}
+            options={tenantOptions(tenants.data)}
+          />
+          <Field
+            label="Machine id to re-enrol (optional)"
+            value={machineId}
+            onValue={setMachineId}
+            hint="Only to take over an existing machine id; its sessions end"
+          />
+        </div>
+        <Button type="submit" variant="primary" busy={busy}>
+          Create registration token
+        </Button>
+      </form>
+
+      <ErrorBox error={machines.error} />
+      {machines.loading && !machines.data ? (
+        <Loading />
+      ) : (
+        <Table
+          caption="Registered machines"
+          rowKey={(m) => m.machine_id}
+          rows={machines.data?.machines ?? []}
+          empty="No machine is registered yet."
+          columns={[
+            {
+              key: 'name',
+              header: 'Machine',
+              render: (m) => (
+                <span class="cell-wrap">
+                  {m.machine_name ?? m.machine_id}
+                  <br />
+                  <span class="muted">{m.machine_id}</span>
+                </span>
+              ),
+            },
+            { key: 'host', header: 'Host', render: (m) => `${m.hostname ?? '—'} (${m.os_type ?? '?'})` },
+            {
+              key: 'status',
+              header: 'Status',
+              render: (m) => (
+                <span class={`badge ${m.status === 'online' ? 'badge-ok' : ''}`}>{m.status}</span>
+              ),
+            },
+            { key: 'tenant', header: 'Tenant', render: (m) => tenantName(tenants.data, m.tenant_id) },
+            { key: 'agent', header: 'Agent', render: (m) => m.agent_version ?? '—' },
+            { key: 'seen', header: 'Last heartbeat', render: (m) => formatTime(m.last_heartbeat) },
+            {
+              key: 'actions',
+              header: 'Actions',
+              render: (m) => (
+                <ConfirmButton
+                  label={`Unregister ${m.machine_name ?? m.machine_id}`}
+                  question="Unregister it and end its sessions?"
+                  onConfirm={() =>
+                    act(
+                      () => api.del(`/api/remote/machines/${encodeURIComponent(m.machine_id)}`),
+                      `Machine ${m.machine_id} unregistered`,
+                    )
+                  }
+                >
+                  Unregister
+                </ConfirmButton>
+              ),
+            },
+          ]}
+        />
+      )}
+
+      <ErrorBox error={tokens.error} />
+      {tokens.loading && !tokens.data ? (
+        <Loading />
+      ) : (
+        <Table
+          caption="Registration tokens"
+          rowKey={(t) => t.id}
+          rows={tokens.data?.tokens ?? []}
+          empty="No registration token yet."
+          columns={[
+            { key: 'id', header: 'Id', numeric: true },
+            { key: 'tenant', header: 'Tenant', render: (t) => tenantName(tenants.data, t.tenant_id) },
+            { key: 'status', header: 'Status' },
+            {
+              key: 'machine',
+              header: 'Machine',
+              render: (t) => t.consumed_by_machine_id ?? t.machine_id ?? '—',
+            },
+            { key: 'created', header: 'Created', render: (t) => formatTime(t.created_at) },
+            { key: 'expires', header: 'Expires', render: (t) => formatTime(t.expires_at) },
+            {
+              key: 'actions',
+              header: 'Actions',
+              render: (t) =>
+                t.status === 'unused' ? (
+                  <ConfirmButton
+                    label={`Revoke token ${t.id}`}
+                    question="Revoke this token?"
+                    onConfirm={() =>
+                      act(
+                        () => api.del(`/api/remote/machines/registration-tokens/${t.id}`),
+                        `Token ${t.id} revoked`,
+                      )
+                    }
+                  >
+                    Revoke
+                  </ConfirmButton>
+                ) : null,
+            },
+          ]}
+        />
+      )}
+    </ManagePage>
+  );
+}

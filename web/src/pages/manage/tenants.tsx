@@ -1,0 +1,333 @@
+// /manage/tenants: every tenant (GET /api/tenants), create one (POST), and per tenant its detail
+// (GET /api/tenants/<id>): quotas (PUT …/quota), settings (PUT …/settings), suspend / activate
+// (POST …/suspend|activate; suspending is confirmed) and delete (DELETE, soft, confirmed).
+import { useState } from 'preact/hooks';
+import { api } from '../../api/client.ts';
+import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
+import { CheckField, ConfirmButton, SelectField } from './controls.tsx';
+import { intText, readIntFields } from './form-values.ts';
+import { Done, ManagePage, useFocusOnOpen } from './layout.tsx';
+import type { Tenant, TenantDetail } from './types.ts';
+import { useResource } from './use-resource.ts';
+
+interface Plans {
+  plans: { id: string; description: string; default: boolean }[];
+}
+
+function CreateTenant({ onCreated }: { onCreated: (msg: string) => void }) {
+  const plans = useResource((signal) => api.get<Plans>('/api/tenants/plans', { signal }));
+  const [name, setName] = useState('');
+  const [slug, setSlug] = useState('');
+  const [plan, setPlan] = useState('');
+  const [email, setEmail] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await api.post<{ tenant: Tenant }>('/api/tenants', {
+        name,
+        slug: slug.trim() || undefined,
+        plan: plan || undefined,
+        contact_email: email,
+      });
+      onCreated(`Tenant ${r.tenant.name} created (${r.tenant.slug})`);
+      setName('');
+      setSlug('');
+      setEmail('');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const options = [
+    { value: '', label: 'Default plan' },
+    ...(plans.data?.plans ?? []).map((p) => ({ value: p.id, label: `${p.id}: ${p.description}` })),
+  ];
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="create-tenant-h">
+      <h2 id="create-tenant-h">Create a tenant</h2>
+      <ErrorBox error={error} />
+      <div class="form-grid">
+        <Field label="Tenant name" value={name} onValue={setName} required />
+        <Field
+          label="Slug"
+          value={slug}
+          onValue={setSlug}
+          hint="Lower-case letters, digits, dashes; from the name when empty"
+        />
+        <SelectField label="Plan" value={plan} onValue={setPlan} options={options} />
+        <Field label="Contact email" type="email" value={email} onValue={setEmail} />
+      </div>
+      <Button type="submit" variant="primary" busy={busy}>
+        Create tenant
+      </Button>
+    </form>
+  );
+}
+
+const QUOTA_FIELDS = [
+  ['daily_token_limit', 'Daily token limit'],
+  ['monthly_token_limit', 'Monthly token limit'],
+  ['daily_request_limit', 'Daily request limit'],
+  ['monthly_request_limit', 'Monthly request limit'],
+  ['max_users', 'Maximum users'],
+  ['max_sessions_per_user', 'Maximum sessions per user'],
+] as const;
+type QuotaKey = (typeof QUOTA_FIELDS)[number][0];
+
+function TenantQuota({ detail, onSaved }: { detail: TenantDetail; onSaved: (msg: string) => void }) {
+  const [fields, setFields] = useState(
+    Object.fromEntries(QUOTA_FIELDS.map(([k]) => [k, intText(detail.quota[k])])) as Record<QuotaKey, string>,
+  );
+  const [errors, setErrors] = useState<Partial<Record<QuotaKey, string>>>({});
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const parsed = readIntFields(fields);
+    setErrors(parsed.errors);
+    if (Object.keys(parsed.errors).length) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api.put(`/api/tenants/${detail.id}/quota`, parsed.values);
+      onSaved(`Quotas of ${detail.name} saved`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit} aria-labelledby="tq-h">
+      <h3 id="tq-h">Quotas</h3>
+      <ErrorBox error={error} />
+      <div class="form-grid">
+        {QUOTA_FIELDS.map(([key, label]) => (
+          <Field
+            key={key}
+            label={label}
+            value={fields[key]}
+            onValue={(v) => setFields({ ...fields, [key]: v })}
+            error={errors[key]}
+            hint={`Now ${formatNumber(detail.quota[key])}`}
+          />
+        ))}
+      </div>
+      <Button type="submit" variant="primary" busy={busy}>
+        Save quotas
+      </Button>
+    </form>
+  );
+}
+
+function TenantSettings({ detail, onSaved }: { detail: TenantDetail; onSaved: (msg: string) => void }) {
+  const s = detail.settings;
+  const [filter, setFilter] = useState(s.content_filter_enabled);
+  const [audit, setAudit] = useState(s.audit_log_enabled);
+  const [sso, setSso] = useState(s.sso_enabled);
+  const [days, setDays] = useState({
+    audit_log_retention_days: intText(s.audit_log_retention_days),
+    data_retention_days: intText(s.data_retention_days),
+  });
+  const [errors, setErrors] = useState<Partial<Record<keyof typeof days, string>>>({});
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const parsed = readIntFields(days, { min: 1, max: 36500 });
+    setErrors(parsed.errors);
+    if (Object.keys(parsed.errors).length) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api.put(`/api/tenants/${detail.id}/settings`, {
+        content_filter_enabled: filter,
+        audit_log_enabled: audit,
+        sso_enabled: sso,
+        ...parsed.values,
+      });
+      onSaved(`Settings of ${detail.name} saved`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form onSubmit={submit} aria-labelledby="ts-h">
+      <h3 id="ts-h">Settings</h3>
+      <ErrorBox error={error} />
+      <CheckField label="Content filter enabled" checked={filter} onChecked={setFilter} />
+      <CheckField label="Audit log enabled" checked={audit} onChecked={setAudit} />
+      <CheckField label="Single sign-on enabled" checked={sso} onChecked={setSso} />
+      <div class="form-grid">
+        <Field
+          label="Audit log retention (days)"
+          value={days.audit_log_retention_days}
+          onValue={(v) => setDays({ ...days, audit_log_retention_days: v })}
+          error={errors.audit_log_retention_days}
+        />
+        <Field
+          label="Data retention (days)"
+          value={days.data_retention_days}
+          onValue={(v) => setDays({ ...days, data_retention_days: v })}
+          error={errors.data_retention_days}
+        />
+      </div>
+      <Button type="submit" variant="primary" busy={busy}>
+        Save settings
+      </Button>
+    </form>
+  );
+}
+
+function TenantPanel({
+  id,
+  onChanged,
+  onClose,
+}: {
+  id: number;
+  onChanged: (msg: string) => void;
+  onClose: () => void;
+}) {
+  const detail = useResource(
+    (signal) => api.get<{ tenant: TenantDetail }>(`/api/tenants/${id}`, { signal }),
+    [id],
+  );
+  const heading = useFocusOnOpen<HTMLHeadingElement>(!!detail.data);
+  const [error, setError] = useState<unknown>(null);
+  const act = async (what: () => Promise<unknown>, msg: string) => {
+    setError(null);
+    try {
+      await what();
+      onChanged(msg);
+      await detail.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  if (detail.error) return <ErrorBox error={detail.error} />;
+  const t = detail.data?.tenant;
+  if (!t) return <Loading />;
+  const saved = (msg: string) => {
+    onChanged(msg);
+    void detail.reload();
+  };
+  return (
+    <section class="panel" aria-labelledby="tenant-h">
+      <h2 id="tenant-h" tabIndex={-1} ref={heading}>
+        {t.name} <span class="muted">({t.slug})</span>
+      </h2>
+      <p>
+        Status <span class={`badge ${t.status === 'suspended' ? 'badge-bad' : 'badge-ok'}`}>{t.status}</span>,
+        plan {t.plan}, {formatNumber(t.user_count)} users, {formatNumber(t.total_tokens_used)} tokens used.
+      </p>
+      <ErrorBox error={error} />
+      <div class="form-actions">
+        {t.status === 'suspended' ? (
+          <Button
+            variant="primary"
+            onClick={() => act(() => api.post(`/api/tenants/${t.id}/activate`), `Tenant ${t.name} activated`)}
+          >
+            Activate
+          </Button>
+        ) : (
+          <ConfirmButton
+            label={`Suspend ${t.name}`}
+            question={`Suspend ${t.name}? Its users can no longer log in.`}
+            onConfirm={() =>
+              act(() => api.post(`/api/tenants/${t.id}/suspend`), `Tenant ${t.name} suspended`)
+            }
+          >
+            Suspend
+          </ConfirmButton>
+        )}
+        {t.id !== 1 && (
+          <ConfirmButton
+            label={`Delete ${t.name}`}
+            question={`Delete ${t.name}?`}
+            onConfirm={async () => {
+              setError(null);
+              try {
+                await api.del(`/api/tenants/${t.id}`);
+                onChanged(`Tenant ${t.name} deleted`);
+                onClose();
+              } catch (err) {
+                setError(err);
+              }
+            }}
+          >
+            Delete
+          </ConfirmButton>
+        )}
+        <Button variant="link" onClick={onClose}>
+          Close
+        </Button>
+      </div>
+      <TenantQuota key={`q${t.id}-${JSON.stringify(t.quota)}`} detail={t} onSaved={saved} />
+      <TenantSettings key={`s${t.id}-${JSON.stringify(t.settings)}`} detail={t} onSaved={saved} />
+    </section>
+  );
+}
+
+export default function TenantsPage() {
+  const tenants = useResource((signal) => api.get<{ tenants: Tenant[] }>('/api/tenants', { signal }));
+  const [open, setOpen] = useState<number | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const changed = (msg: string) => {
+    setDone(msg);
+    void tenants.reload();
+  };
+  return (
+    <ManagePage title="Tenants">
+      <Done message={done} />
+      {open != null && <TenantPanel key={open} id={open} onChanged={changed} onClose={() => setOpen(null)} />}
+      <CreateTenant onCreated={changed} />
+      <ErrorBox error={tenants.error} />
+      {tenants.loading && !tenants.data ? (
+        <Loading />
+      ) : (
+        <Table
+          caption={`Tenants (${formatNumber(tenants.data?.tenants.length ?? 0)})`}
+          rowKey={(t) => t.id}
+          rows={tenants.data?.tenants ?? []}
+          empty="No tenants yet."
+          columns={[
+            { key: 'name', header: 'Name', render: (t) => <span class="cell-wrap">{t.name}</span> },
+            { key: 'slug', header: 'Slug' },
+            {
+              key: 'status',
+              header: 'Status',
+              render: (t) => (
+                <span class={`badge ${t.status === 'suspended' ? 'badge-bad' : 'badge-ok'}`}>{t.status}</span>
+              ),
+            },
+            { key: 'plan', header: 'Plan' },
+            { key: 'users', header: 'Users', numeric: true, render: (t) => formatNumber(t.user_count) },
+            {
+              key: 'tokens',
+              header: 'Tokens used',
+              numeric: true,
+              render: (t) => formatNumber(t.total_tokens_used),
+            },
+            { key: 'created', header: 'Created', render: (t) => formatTime(t.created_at) },
+            {
+              key: 'actions',
+              header: 'Actions',
+              render: (t) => (
+                <Button aria-label={`Manage ${t.name}`} onClick={() => setOpen(t.id)}>
+                  Manage
+                </Button>
+              ),
+            },
+          ]}
+        />
+      )}
+    </ManagePage>
+  );
+}

@@ -1,0 +1,359 @@
+// /manage/users: every user (GET /api/admin/users), create one, and per user: edit role, tenant and
+// active state (PUT /api/admin/users/<id>), reset the password (PUT …/password), set quotas
+// (PUT …/quota; token quotas are in millions, spec rule), delete (DELETE, confirmed).
+import { useState } from 'preact/hooks';
+import { api } from '../../api/client.ts';
+import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
+import { CheckField, ConfirmButton, SelectField } from './controls.tsx';
+import { intText, readIntFields, tenantIdOf } from './form-values.ts';
+import { Done, ManagePage, useFocusOnOpen } from './layout.tsx';
+import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
+import { ROLES, type User } from './types.ts';
+import { useResource } from './use-resource.ts';
+
+const roleOptions = ROLES.map((r) => ({ value: r, label: r }));
+type Panel = { kind: 'edit' | 'password' | 'quota'; user: User } | null;
+
+function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
+  const tenants = useTenants();
+  const [username, setUsername] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [role, setRole] = useState('user');
+  const [tenant, setTenant] = useState('');
+  const [mustChange, setMustChange] = useState(true);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.post('/api/admin/users', {
+        username,
+        email,
+        password,
+        role,
+        tenant_id: tenantIdOf(tenant) ?? undefined,
+        must_change_password: mustChange,
+      });
+      onCreated(`User ${username} created`);
+      setUsername('');
+      setEmail('');
+      setPassword('');
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="create-user-h">
+      <h2 id="create-user-h">Create a user</h2>
+      <ErrorBox error={error} />
+      <div class="form-grid">
+        <Field label="Username" value={username} onValue={setUsername} required autoComplete="off" />
+        <Field label="Email" type="email" value={email} onValue={setEmail} autoComplete="off" />
+        <Field
+          label="Initial password"
+          type="password"
+          value={password}
+          onValue={setPassword}
+          required
+          autoComplete="new-password"
+        />
+        <SelectField label="Role" value={role} onValue={setRole} options={roleOptions} />
+        <SelectField
+          label="Tenant"
+          value={tenant}
+          onValue={setTenant}
+          options={tenantOptions(tenants.data, 'Default tenant')}
+        />
+      </div>
+      <CheckField
+        label="Must change the password at first login"
+        checked={mustChange}
+        onChecked={setMustChange}
+      />
+      <Button type="submit" variant="primary" busy={busy}>
+        Create user
+      </Button>
+    </form>
+  );
+}
+
+function EditUser({ user, onDone }: { user: User; onDone: (msg: string | null) => void }) {
+  const heading = useFocusOnOpen<HTMLHeadingElement>();
+  const tenants = useTenants();
+  const [role, setRole] = useState(user.role);
+  const [tenant, setTenant] = useState(user.tenant_id == null ? '' : String(user.tenant_id));
+  const [active, setActive] = useState(user.is_active);
+  const [email, setEmail] = useState(user.email ?? '');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.put(`/api/admin/users/${user.id}`, {
+        role,
+        email,
+        is_active: active,
+        tenant_id: tenantIdOf(tenant),
+      });
+      onDone(`User ${user.username} updated`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="edit-user-h">
+      <h2 id="edit-user-h" tabIndex={-1} ref={heading}>
+        Edit {user.username}
+      </h2>
+      <ErrorBox error={error} />
+      <div class="form-grid">
+        <Field label="Email" type="email" value={email} onValue={setEmail} />
+        <SelectField label="Role" value={role} onValue={setRole} options={roleOptions} />
+        <SelectField
+          label="Tenant"
+          value={tenant}
+          onValue={setTenant}
+          options={tenantOptions(tenants.data, 'No tenant')}
+        />
+      </div>
+      <CheckField label="Active (may log in)" checked={active} onChecked={setActive} />
+      <div class="form-actions">
+        <Button type="submit" variant="primary" busy={busy}>
+          Save
+        </Button>
+        <Button variant="link" onClick={() => onDone(null)}>
+          Cancel
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+function ResetPassword({ user, onDone }: { user: User; onDone: (msg: string | null) => void }) {
+  const heading = useFocusOnOpen<HTMLHeadingElement>();
+  const [password, setPassword] = useState('');
+  const [mustChange, setMustChange] = useState(true);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api.put(`/api/admin/users/${user.id}/password`, { password, must_change_password: mustChange });
+      onDone(`Password of ${user.username} reset; their sessions were ended`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="reset-h">
+      <h2 id="reset-h" tabIndex={-1} ref={heading}>
+        Reset the password of {user.username}
+      </h2>
+      <ErrorBox error={error} />
+      <Field
+        label="New password"
+        type="password"
+        value={password}
+        onValue={setPassword}
+        required
+        autoComplete="new-password"
+      />
+      <CheckField label="Must change it at next login" checked={mustChange} onChecked={setMustChange} />
+      <div class="form-actions">
+        <Button type="submit" variant="primary" busy={busy}>
+          Reset password
+        </Button>
+        <Button variant="link" onClick={() => onDone(null)}>
+          Cancel
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+const QUOTA_FIELDS = [
+  ['daily_token_quota', 'Daily tokens (millions)'],
+  ['monthly_token_quota', 'Monthly tokens (millions)'],
+  ['daily_request_quota', 'Daily requests'],
+  ['monthly_request_quota', 'Monthly requests'],
+] as const;
+type QuotaKey = (typeof QUOTA_FIELDS)[number][0];
+
+function UserQuota({ user, onDone }: { user: User; onDone: (msg: string | null) => void }) {
+  const heading = useFocusOnOpen<HTMLHeadingElement>();
+  const [fields, setFields] = useState<Record<QuotaKey, string>>({
+    daily_token_quota: intText(user.daily_token_quota),
+    monthly_token_quota: intText(user.monthly_token_quota),
+    daily_request_quota: intText(user.daily_request_quota),
+    monthly_request_quota: intText(user.monthly_request_quota),
+  });
+  const [errors, setErrors] = useState<Partial<Record<QuotaKey, string>>>({});
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const parsed = readIntFields(fields, { emptyAs: 'null' });
+    setErrors(parsed.errors);
+    if (Object.keys(parsed.errors).length) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await api.put(`/api/admin/users/${user.id}/quota`, parsed.values);
+      onDone(`Quota of ${user.username} saved`);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="quota-h">
+      <h2 id="quota-h" tabIndex={-1} ref={heading}>
+        Quota of {user.username}
+      </h2>
+      <p class="muted">Empty means no personal limit (the tenant's limits still apply).</p>
+      <ErrorBox error={error} />
+      <div class="form-grid">
+        {QUOTA_FIELDS.map(([key, label]) => (
+          <Field
+            key={key}
+            label={label}
+            value={fields[key]}
+            onValue={(v) => setFields({ ...fields, [key]: v })}
+            error={errors[key]}
+            type="text"
+          />
+        ))}
+      </div>
+      <div class="form-actions">
+        <Button type="submit" variant="primary" busy={busy}>
+          Save quota
+        </Button>
+        <Button variant="link" onClick={() => onDone(null)}>
+          Cancel
+        </Button>
+      </div>
+    </form>
+  );
+}
+
+export default function UsersPage() {
+  const users = useResource((signal) => api.get<{ users: User[] }>('/api/admin/users', { signal }));
+  const tenants = useTenants();
+  const [panel, setPanel] = useState<Panel>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<unknown>(null);
+
+  const finish = (msg: string | null) => {
+    setPanel(null);
+    if (msg) {
+      setDone(msg);
+      void users.reload();
+      void tenants.reload();
+    }
+  };
+  const remove = async (u: User) => {
+    setActionError(null);
+    try {
+      await api.del(`/api/admin/users/${u.id}`);
+      finish(`User ${u.username} deleted`);
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+  const quota = (n: number | null) => (n == null ? '—' : formatNumber(n));
+
+  return (
+    <ManagePage title="Users">
+      <Done message={done} />
+      <ErrorBox error={actionError} />
+      {panel?.kind === 'edit' && <EditUser key={panel.user.id} user={panel.user} onDone={finish} />}
+      {panel?.kind === 'password' && <ResetPassword key={panel.user.id} user={panel.user} onDone={finish} />}
+      {panel?.kind === 'quota' && <UserQuota key={panel.user.id} user={panel.user} onDone={finish} />}
+      <CreateUser onCreated={finish} />
+      <ErrorBox error={users.error} />
+      {users.loading && !users.data ? (
+        <Loading />
+      ) : (
+        <Table
+          caption={`Users (${formatNumber(users.data?.users.length ?? 0)})`}
+          rowKey={(u) => u.id}
+          rows={users.data?.users ?? []}
+          empty="No users yet."
+          columns={[
+            {
+              key: 'username',
+              header: 'Username',
+              render: (u) => <span class="cell-wrap">{u.username}</span>,
+            },
+            { key: 'email', header: 'Email', render: (u) => <span class="cell-wrap">{u.email ?? '—'}</span> },
+            { key: 'role', header: 'Role' },
+            { key: 'tenant', header: 'Tenant', render: (u) => tenantName(tenants.data, u.tenant_id) },
+            {
+              key: 'active',
+              header: 'State',
+              render: (u) => (
+                <span class={`badge ${u.is_active ? 'badge-ok' : 'badge-bad'}`}>
+                  {u.is_active ? 'active' : 'inactive'}
+                </span>
+              ),
+            },
+            { key: 'last', header: 'Last login', render: (u) => formatTime(u.last_login_at) },
+            {
+              key: 'quota',
+              header: 'Daily / monthly tokens (M)',
+              numeric: true,
+              render: (u) => `${quota(u.daily_token_quota)} / ${quota(u.monthly_token_quota)}`,
+            },
+            {
+              key: 'actions',
+              header: 'Actions',
+              render: (u) => (
+                <div class="row-actions">
+                  <Button
+                    aria-label={`Edit ${u.username}`}
+                    onClick={() => setPanel({ kind: 'edit', user: u })}
+                  >
+                    Edit
+                  </Button>
+                  <Button
+                    aria-label={`Reset password of ${u.username}`}
+                    onClick={() => setPanel({ kind: 'password', user: u })}
+                  >
+                    Password
+                  </Button>
+                  <Button
+                    aria-label={`Quota of ${u.username}`}
+                    onClick={() => setPanel({ kind: 'quota', user: u })}
+                  >
+                    Quota
+                  </Button>
+                  <ConfirmButton
+                    label={`Delete ${u.username}`}
+                    question={`Delete ${u.username}?`}
+                    onConfirm={() => remove(u)}
+                  >
+                    Delete
+                  </ConfirmButton>
+                </div>
+              ),
+            },
+          ]}
+        />
+      )}
+    </ManagePage>
+  );
+}
