@@ -7,6 +7,7 @@ import { Outbox } from './outbox.ts';
 import { Poller } from './poller.ts';
 import { type AgentEvent, type Command, MAX_WAIT_MS } from './protocol.ts';
 import { SessionManager } from './sessions.ts';
+import { TerminalManager } from './terminal.ts';
 import { AgentTransport } from './transport.ts';
 import { UsageReporter } from './usage.ts';
 import { AGENT_VERSION } from './version.ts';
@@ -20,6 +21,8 @@ export const EXIT_AUTH_REJECTED = 3;
 export class Agent {
   private readonly outbox = new Outbox();
   private readonly sessions: SessionManager;
+  /** Live terminal relay pseudo-terminals (agent/terminal.ts). */
+  private readonly terminals: TerminalManager;
   private readonly transport: AgentTransport;
   private readonly poller: Poller;
   /** Command ids already handled, in case a command is delivered twice. */
@@ -45,6 +48,16 @@ export class Agent {
       // Per-session CLI files (Codex's CODEX_HOME) live beside the config, never in a project.
       stateDir: join(dirname(loaded.store.path), 'sessions'),
     });
+    this.terminals = new TerminalManager(
+      {
+        agentToken: config.agent_token,
+        machineId: config.machine_id,
+        workDir: config.work_dir,
+        workRoots,
+        isSessionActive: (id) => this.sessions.activeSessionIds().includes(id),
+      },
+      log,
+    );
     this.poller = new Poller(
       this.transport,
       this.outbox,
@@ -86,6 +99,7 @@ export class Agent {
     if (this.stopping) return;
     this.stopping = true;
     this.log.info('agent stopping', { reason });
+    this.terminals.closeAll();
     await this.sessions.stopAll();
     await this.poller.drain(3000);
     await this.poller.stop();
@@ -110,6 +124,10 @@ export class Agent {
         command_type: cmd.command_type,
         session_id: cmd.session_id,
       });
+      if (cmd.command_type === 'terminal.open') {
+        this.send({ type: 'response', command_id: cmd.command_id, payload: this.terminals.open(cmd) });
+        continue;
+      }
       void this.sessions.handle(cmd).then((payload) => {
         this.send({ type: 'response', command_id: cmd.command_id, payload });
       });

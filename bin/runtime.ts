@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.ts';
 import { attachAlertSocket } from '../api/alerts-socket.ts';
 import { createApp } from '../api/app.ts';
+import { attachTerminalSocket } from '../api/terminal-socket.ts';
 import type { AppDeps } from '../api/deps.ts';
 import { sendProxyError } from '../api/llm-proxy/proxy-error.ts';
 import { createLogger } from '../api/logger.ts';
@@ -106,6 +107,8 @@ export async function listen(
   const stopAlertWebhooks = startAlertWebhookTrigger(deps);
   const addr = server.address() as { port: number };
   const host = deps.settings.HOST.includes(':') ? `[${deps.settings.HOST}]` : deps.settings.HOST;
+  // The live terminal relay's WebSocket (api/terminal-socket.ts), same server.
+  const terminalSocket = attachTerminalSocket(server, deps, `http://${host}:${addr.port}`);
   return {
     server,
     url: `http://${host}:${addr.port}`,
@@ -116,6 +119,7 @@ export async function listen(
       closing = true;
       await new Promise<void>((resolve) => {
         alertSocket.close();
+        terminalSocket.close();
         stopAlertWebhooks();
         server.close(() => resolve());
         server.closeIdleConnections();

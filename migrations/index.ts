@@ -23,6 +23,7 @@ import localForge from './versions/0024_local_forge.ts';
 import tenantUserCountBackfill from './versions/0026_tenant_user_count_backfill.ts';
 import sessionProviderError from './versions/0028_session_provider_error.ts';
 import milestoneStepKey from './versions/0029_milestone_step_key.ts';
+import terminalRelays from './versions/0030_terminal_relays.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -48,6 +49,7 @@ export const MIGRATIONS: Migration[] = [
   tenantUserCountBackfill,
   sessionProviderError,
   milestoneStepKey,
+  terminalRelays,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -21,6 +21,7 @@ import { promptsRouter } from './prompts.ts';
 import { quotaRouter } from './quota.ts';
 import { apiKeyVaultRouter } from './remote/api-keys.ts';
 import { mountRemoteRoutes } from './remote/index.ts';
+import { terminalAgentRouter } from './remote/terminal-agent.ts';
 import { mountLlmProxy } from './remote/llm-proxy.ts';
 import { usageReportRouter } from './remote/usage-report.ts';
 import { roiRouter } from './roi.ts';
@@ -78,5 +79,7 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(promptsRouter(deps));
   app.use(workspaceSessionsRouter(deps));
   mountRemoteRoutes(app, deps);
+  // The agent's terminal channel (the browser side is a WebSocket: api/terminal-socket.ts).
+  app.use(terminalAgentRouter(deps));
   mountAutonomousRoutes(app, deps);
 }

@@ -8,4 +8,5 @@ export * from './identity.ts';
 export * from './orgsync.ts';
 export * from './proxy.ts';
 export * from './remote.ts';
+export * from './terminal-relay.ts';
 export * from './usage.ts';
