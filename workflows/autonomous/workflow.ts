@@ -26,6 +26,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
@@ -93,9 +94,17 @@ interface SchedulingActivities {
 }
 type RunResult = Awaited<ReturnType<Runner['runAutonomousCli']>>;
 
-const acts = proxyActivities<AutonomousOrchestrationActivities & SchedulingActivities & Runner>({
+// Bookkeeping and short forge steps run as local activities: in the worker that runs the workflow
+// task, without a round trip through the task queue for each (about 10 ms apiece, 40 per workflow).
+// They are idempotent like every activity here, so re-running one after a worker died is safe.
+const acts = proxyLocalActivities<AutonomousOrchestrationActivities & SchedulingActivities & Runner>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 8 },
+});
+/** The first import of a project may clone a large repository: a regular activity with room for it. */
+const slow = proxyActivities<AutonomousOrchestrationActivities>({
+  startToCloseTimeout: '15 minutes',
+  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
 const ci = proxyActivities<AutonomousOrchestrationActivities>({
   startToCloseTimeout: '3 hours',
@@ -541,7 +550,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
 
   // ---- phases ------------------------------------------------------------------------------------
   async function prepare(): Promise<void> {
-    const ws = await acts.prepareAutonomousWorkspace({ workflowId: id });
+    const ws = await slow.prepareAutonomousWorkspace({ workflowId: id });
     ctx.worktreePath = ws.worktreePath;
     await acts.ensureAutonomousSessionLines({ workflowId: id, cliTool: ctx.cliTool, model: ctx.model });
   }
