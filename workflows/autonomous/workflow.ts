@@ -26,7 +26,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   sleep,
   workflowInfo,
@@ -94,10 +93,7 @@ interface SchedulingActivities {
 }
 type RunResult = Awaited<ReturnType<Runner['runAutonomousCli']>>;
 
-// Bookkeeping and short forge steps run as local activities: in the worker that runs the workflow
-// task, without a round trip through the task queue for each (about 10 ms apiece, 40 per workflow).
-// They are idempotent like every activity here, so re-running one after a worker died is safe.
-const acts = proxyLocalActivities<AutonomousOrchestrationActivities & SchedulingActivities & Runner>({
+const acts = proxyActivities<AutonomousOrchestrationActivities & SchedulingActivities & Runner>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 8 },
 });
@@ -169,6 +165,8 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
   let quotaRestored = false;
   let phaseScope: CancellationScope | null = null;
   let deadlineMoved = 0;
+  /** Bumped by every control that ends the running phase (see apply). */
+  let phaseEpoch = 0;
 
   // ---- state changes, one at a time ------------------------------------------------------------
   let busy = false;
@@ -248,6 +246,10 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
       await reload();
       return false;
     }
+    // A control that ended the running phase (stop, cancel-round, done, timeout, pause for quota...):
+    // whatever that phase run still reports afterwards is stale, even if the workflow is running the
+    // same phase again by then (feedback right after a cancelled round).
+    if (effects.includes('terminate_process') || t.next.status === 'waiting') phaseEpoch++;
     state = t.next;
     await runEffects(effects, args);
     return true;
@@ -495,6 +497,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
             message: `${kind.replace('_', ' ')}: ${ctx.title}`.slice(0, 200),
           });
         } catch (e) {
+          if (isCancellation(e)) throw e; // a control ended the step: not a commit failure
           commitError = failureMessage(e);
         }
       }
@@ -910,10 +913,12 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     }
     // A running status: work its phase.
     const phaseBefore = state.phase;
+    const epoch = phaseEpoch;
     const exit = await runPhaseScoped();
     await checkpoint();
     await exclusive(async () => {
-      if (!isRunning(state.status) || state.phase !== phaseBefore) return; // a control moved it
+      // A control moved it meanwhile: this run's outcome is stale.
+      if (!isRunning(state.status) || state.phase !== phaseBefore || phaseEpoch !== epoch) return;
       if (exit.kind === 'completed') {
         const wasSlot = isRunning(state.status);
         if (await apply({ type: 'phase_completed', acceptanceEnabled: ctx.limits.acceptanceEnabled })) {
