@@ -44,7 +44,10 @@ const flatSchema = z.object({
    * This instance's own address, as browsers and agents reach it: the terminal relay registers it as the
    * owner of the relays it holds (close code 3010 sends browsers there). Default: the listen URL.
    */
-  SVC_INSTANCE_URL: z.url({ protocol: /^https?$/ }).max(100).optional(),
+  SVC_INSTANCE_URL: z
+    .url({ protocol: /^https?$/ })
+    .max(100)
+    .optional(),
   /** Where checkouts and other work files live (default `<data dir>/workspaces`; checked by /readyz). */
   SVC_WORKSPACE_DIR: z.string().optional(),
   /** How often the PostgreSQL `session_stats` materialized view is refreshed (a Temporal schedule). */
