@@ -28,14 +28,33 @@ export interface AppRoute {
 export const routes: AppRoute[] = [
   { path: '/', title: 'Dashboard', nav: 'dashboard', load: () => import('./pages/dashboard/index.tsx') },
   { path: '/messages', title: 'Messages', nav: 'messages', load: () => import('./pages/messages/index.tsx') },
+  {
+    path: '/messages/conversations',
+    title: 'Conversations',
+    load: () => import('./pages/messages/conversations.tsx'),
+  },
+  {
+    path: '/messages/conversations/:id',
+    title: 'Conversation',
+    load: () => import('./pages/messages/timeline.tsx'),
+  },
   { path: '/alerts', title: 'Alerts', nav: 'alerts', load: () => import('./pages/alerts/index.tsx') },
   { path: '/prompts', title: 'Prompts', nav: 'prompts', load: () => import('./pages/prompts/index.tsx') },
+  { path: '/prompts/new', title: 'New prompt template', load: () => import('./pages/prompts/editor.tsx') },
+  { path: '/prompts/:id', title: 'Prompt template', load: () => import('./pages/prompts/editor.tsx') },
   { path: '/sessions', title: 'Sessions', nav: 'sessions', load: () => import('./pages/sessions/index.tsx') },
+  { path: '/sessions/:id', title: 'Session', load: () => import('./pages/sessions/detail.tsx') },
   {
     path: '/remote',
     title: 'Remote workspace',
     nav: 'remote',
     load: () => import('./pages/remote/index.tsx'),
+  },
+  { path: '/remote/sessions/:id', title: 'Remote session', load: () => import('./pages/remote/session.tsx') },
+  {
+    path: '/remote/sessions/:id/terminal',
+    title: 'Terminal',
+    load: () => import('./pages/remote/terminal.tsx'),
   },
   {
     path: '/autonomous',
@@ -43,12 +62,58 @@ export const routes: AppRoute[] = [
     nav: 'autonomous',
     load: () => import('./pages/autonomous/index.tsx'),
   },
+  { path: '/autonomous/new', title: 'New workflow', load: () => import('./pages/autonomous/new.tsx') },
+  { path: '/autonomous/:id', title: 'Workflow', load: () => import('./pages/autonomous/detail.tsx') },
+  {
+    path: '/autonomous/:id/milestones/:mid',
+    title: 'Milestone',
+    load: () => import('./pages/autonomous/milestone.tsx'),
+  },
   {
     path: '/manage',
     title: 'Administration',
     nav: 'manage',
     admin: true,
     load: () => import('./pages/manage/index.tsx'),
+  },
+  { path: '/manage/users', title: 'Users', admin: true, load: () => import('./pages/manage/users.tsx') },
+  {
+    path: '/manage/tenants',
+    title: 'Tenants',
+    admin: true,
+    load: () => import('./pages/manage/tenants.tsx'),
+  },
+  {
+    path: '/manage/machines',
+    title: 'Machines',
+    admin: true,
+    load: () => import('./pages/manage/machines.tsx'),
+  },
+  {
+    path: '/manage/keys',
+    title: 'Provider keys',
+    admin: true,
+    load: () => import('./pages/manage/keys.tsx'),
+  },
+  { path: '/manage/sso', title: 'Single sign-on', admin: true, load: () => import('./pages/manage/sso.tsx') },
+  {
+    path: '/manage/filters',
+    title: 'Filter rules',
+    admin: true,
+    load: () => import('./pages/manage/filters.tsx'),
+  },
+  {
+    path: '/manage/security',
+    title: 'Security settings',
+    admin: true,
+    load: () => import('./pages/manage/security.tsx'),
+  },
+  { path: '/manage/audit', title: 'Audit log', admin: true, load: () => import('./pages/manage/audit.tsx') },
+  {
+    path: '/manage/compliance',
+    title: 'Compliance',
+    admin: true,
+    load: () => import('./pages/manage/compliance.tsx'),
   },
 ];
 
