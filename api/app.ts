@@ -21,7 +21,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.json({ limit: BODY_LIMIT }));
   mountRoutes(app, deps);
   // The web application (web/dist) after every API route: unknown /api paths still reach notFoundHandler.
-  app.use(webAppRouter());
+  app.use(webAppRouter(undefined, { connectOrigins: deps.settings.SVC_WEB_CONNECT_ORIGINS }));
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;

@@ -13,7 +13,7 @@ export const WEB_DIST =
   [path.resolve(here, '../web/dist'), path.resolve(here, '../../web/dist')].find((d) => existsSync(d)) ??
   path.resolve(here, '../web/dist');
 
-export const WEB_CSP = [
+const CSP_BASE = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
@@ -23,12 +23,28 @@ export const WEB_CSP = [
   "base-uri 'self'",
   "frame-ancestors 'none'",
   "form-action 'self'",
-].join('; ');
+];
+
+export const WEB_CSP = CSP_BASE.join('; ');
+
+/**
+ * The policy with the other instances (SVC_WEB_CONNECT_ORIGINS) added to `connect-src`, each as its
+ * http(s) origin and the matching ws(s) one: a terminal closed with 3010 reconnects to its owner there.
+ */
+export function webCsp(connectOrigins: readonly string[] = []): string {
+  if (connectOrigins.length === 0) return WEB_CSP;
+  const extra = connectOrigins.flatMap((u) => {
+    const { origin, protocol } = new URL(u);
+    return [origin, origin.replace(protocol, protocol === 'https:' ? 'wss:' : 'ws:')];
+  });
+  return CSP_BASE.map((d) => (d === "connect-src 'self'" ? [d, ...extra].join(' ') : d)).join('; ');
+}
 
 const isApiPath = (p: string) => p === '/api' || p.startsWith('/api/');
 
-export function webAppRouter(distDir = WEB_DIST): Router {
+export function webAppRouter(distDir = WEB_DIST, opts: { connectOrigins?: readonly string[] } = {}): Router {
   const r = Router();
+  const csp = webCsp(opts.connectOrigins);
   r.use(
     '/assets',
     express.static(path.join(distDir, 'assets'), {
@@ -63,7 +79,7 @@ export function webAppRouter(distDir = WEB_DIST): Router {
         .send('The web application is not built: run `npm run build:web` (npm start builds it).\n');
       return;
     }
-    res.setHeader('Content-Security-Policy', WEB_CSP);
+    res.setHeader('Content-Security-Policy', csp);
     res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Referrer-Policy', 'same-origin');
     res.status(200).type('html').send(body);

@@ -44,6 +44,23 @@ const flatSchema = z.object({
    * This instance's own address, as browsers and agents reach it: the terminal relay registers it as the
    * owner of the relays it holds (close code 3010 sends browsers there). Default: the listen URL.
    */
+  /**
+   * The other API instances' addresses (comma-separated http(s) URLs: their SVC_INSTANCE_URL), allowed
+   * in the web app's Content-Security-Policy `connect-src` so a terminal redirected with close code 3010
+   * can reconnect to its owner. Empty: the page may connect to this instance only.
+   */
+  SVC_WEB_CONNECT_ORIGINS: z
+    .preprocess(
+      (v) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((x) => x.trim())
+              .filter(Boolean)
+          : v,
+      z.array(z.url({ protocol: /^https?$/ }).max(100)).max(50),
+    )
+    .default([]),
   SVC_INSTANCE_URL: z
     .url({ protocol: /^https?$/ })
     .max(100)
