@@ -9,6 +9,7 @@ import { loginPathFor } from './api/client.ts';
 import { ChangePasswordPage } from './auth/change-password-page.tsx';
 import { LoginPage } from './auth/login-page.tsx';
 import { AuthProvider, useAuth } from './auth/session.tsx';
+import { CHUNK_RELOAD_KEY, routeFor, shouldReloadForChunk } from './route-match.ts';
 import { isAdminPath, navFor, routes } from './routes.ts';
 import { Button, Loading } from './ui/index.ts';
 
@@ -25,7 +26,18 @@ function NotFound() {
   );
 }
 
-const lazyRoutes = routes.map((r) => ({ ...r, component: lazy(r.load) }));
+// A chunk that fails to load (a redeploy replaced the hashed files this page still names) reloads the
+// page once for that path; a second failure there is left to the error boundary.
+const loadOrReload = (load: () => Promise<{ default: any }>) => () =>
+  load().catch((err) => {
+    const path = window.location.pathname;
+    if (shouldReloadForChunk(sessionStorage.getItem(CHUNK_RELOAD_KEY), path)) {
+      sessionStorage.setItem(CHUNK_RELOAD_KEY, path);
+      window.location.reload();
+    }
+    throw err;
+  });
+const lazyRoutes = routes.map((r) => ({ ...r, component: lazy(loadOrReload(r.load)) }));
 
 function Shell() {
   const { user, logout } = useAuth();
@@ -50,7 +62,7 @@ function Shell() {
   }, [redirect, guarded, route]);
 
   useEffect(() => {
-    const r = routes.find((x) => x.path === path);
+    const r = routeFor(routes, path);
     document.title = r ? `${r.title} · svc` : 'svc';
   }, [path]);
 
