@@ -5,26 +5,11 @@
 // workflow's total_tokens: both are sums of the milestones' own increments), the live activity list
 // (bounded, one line of words per SSE event), and a unified diff split into typed lines.
 
+import type { WorkflowStatus } from '../../../../domain/autonomous/states.ts';
 import { formatNumber } from '../../ui/format.ts';
 
-export const WORKFLOW_STATUSES = [
-  'queued',
-  'pending',
-  'preparing',
-  'planning',
-  'developing',
-  'pr_review',
-  'reporting',
-  'waiting',
-  'merging',
-  'verification_pending',
-  'paused',
-  'planning_timeout',
-  'completed',
-  'failed',
-  'cancelled',
-] as const;
-export type WorkflowStatus = (typeof WORKFLOW_STATUSES)[number];
+// The statuses are the server's own list (pure, no imports): one definition for both sides.
+export { WORKFLOW_STATUSES, type WorkflowStatus } from '../../../../domain/autonomous/states.ts';
 
 export const CLI_TOOLS = ['cli_alpha', 'cli_beta', 'cli_gamma', 'cli_delta'] as const;
 export const BRANCH_STRATEGIES = [
