@@ -314,7 +314,9 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     return {
       validator: (a: A) => {
         check?.(a);
-        if (!loaded) return; // decided by the handler once the row is read
+        // Decided by the handler, under the lock: before the row is read, or while a state change is
+        // being written (the row may already show the new state that `state` does not yet).
+        if (!loaded || busy) return;
         const t = transition(state, trigger(a));
         if (!t.ok) throw refuse(t.reason);
       },
@@ -838,9 +840,15 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     }
     const t = transition(state, { type: 'start' });
     if (!t.ok) return;
-    const claim = await acts.claimAutonomousSlot({ workflowId: id, next: t.next });
+    // Under the lock like every other state write: a control arriving meanwhile sees the result.
+    const claim = await exclusive(async () => {
+      if (state.status !== 'pending') return null;
+      const c = await acts.claimAutonomousSlot({ workflowId: id, next: t.next });
+      if (c.outcome === 'started') state = t.next;
+      return c;
+    });
+    if (!claim) return;
     if (claim.outcome === 'started') {
-      state = t.next;
       if (t.effects.includes('start_planning_deadline') && carried.planningDeadline == null) {
         carried.planningDeadline = Date.now() + ctx.limits.planningTimeoutSeconds * 1000;
         await acts.updateAutonomousFields({
