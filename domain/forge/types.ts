@@ -195,7 +195,28 @@ export interface RunCiOptions {
   timeoutSeconds?: number;
 }
 
+/** An issue on the forge's tracker (issue-URL/number requirements, acceptance snapshots). */
+export interface ForgeIssue {
+  number: number;
+  title: string;
+  /** The issue text as written (Markdown); '' when empty. */
+  body: string;
+  state: 'open' | 'closed';
+  /** Its page for people (html_url on GitHub). */
+  url: string;
+  updatedAt: Date;
+}
+
+/** The issue tracker of a forge. The local forge has none (`Forge.issues` undefined). */
+export interface IssueTracker {
+  readIssue(repo: ForgeRepository, number: number): Promise<ForgeIssue>;
+  /** Closes the issue with a comment saying why (idempotent: an already closed issue stays closed). */
+  closeIssue(repo: ForgeRepository, number: number, comment: string): Promise<void>;
+}
+
 export interface Forge {
+  /** The forge's issue tracker; undefined when it has none (the local forge). */
+  readonly issues?: IssueTracker;
   /** Imports the project on first use (later calls reuse it) and names its default branch. */
   ensureRepository(project: ForgeProject): Promise<ForgeRepository>;
   /** The sha of the default branch now: the baseline that worktrees are pinned to. */
