@@ -1,11 +1,13 @@
 // Serves the single-page application built into web/dist (npm run build:web), mounted by api/app.ts
-// after every API router: /assets/* are content-hashed files (cached for a year, immutable); any
+// after every API router: /assets/* are content-hashed files (cached for a year, immutable, sent
+// as their build-time .br/.gz twin when accepted: api/web-precompressed.ts); any
 // other GET/HEAD outside /api answers index.html (no-cache) so the client router takes over, with a
 // strict Content-Security-Policy. /api/* never reaches here as HTML: unknown API paths stay JSON 404.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler, Router } from 'express';
+import { precompressedAssets } from './web-precompressed.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** web/dist next to the sources (api/), or two levels up when running from `npm run build` output (dist/api/). */
@@ -45,13 +47,17 @@ const isApiPath = (p: string) => p === '/api' || p.startsWith('/api/');
 export function webAppRouter(distDir = WEB_DIST, opts: { connectOrigins?: readonly string[] } = {}): Router {
   const r = Router();
   const csp = webCsp(opts.connectOrigins);
+  const assetHeaders = (res: { setHeader(name: string, value: string): unknown }) =>
+    res.setHeader('Cache-Control', 'public, max-age=31536000, immutable');
+  // The .br/.gz twins written at build time (web/precompress.ts) when the browser accepts them.
+  r.use('/assets', precompressedAssets(path.join(distDir, 'assets'), assetHeaders));
   r.use(
     '/assets',
     express.static(path.join(distDir, 'assets'), {
       index: false,
       immutable: true,
       maxAge: '365d',
-      setHeaders: (res) => res.setHeader('Cache-Control', 'public, max-age=31536000, immutable'),
+      setHeaders: assetHeaders,
     }),
   );
   // A missing asset is a plain 404 (never the HTML: a stale page asking for an old hash must fail loudly).

@@ -9,17 +9,14 @@
 //   npx tsx bench/remote/run.ts [--messages 1000]
 //   DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres npx tsx bench/remote/run.ts
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { EventSource } from 'eventsource';
-import { findTemporalCli } from '../../bin/temporal-cli.ts';
-import { startDevServer } from '../../bin/temporal-dev.ts';
-import { createTenant } from '../../test/support/actors.ts';
 import { createTestDatabase, usingPostgres } from '../../test/support/database.ts';
 import { ADMIN, startTestApp, type TestApp } from '../../test/support/harness.ts';
-import { registrationToken, startAgent, waitUntil } from '../../test/support/remote.ts';
 import { api, login } from '../../test/support/session.ts';
+import { type OnlineMachine, onlineMachine } from '../support/remote-machine.ts';
+import { startBenchTemporal } from '../support/temporal.ts';
 
 const STAMP_CLI = path.join(import.meta.dirname, 'stamp-cli.mjs');
 const argv = process.argv.slice(2);
@@ -50,33 +47,17 @@ async function scenario(name: string, instances: 1 | 2): Promise<{ name: string;
   const a: TestApp = await startTestApp({ worker: true, testDb, env });
   const b: TestApp = instances === 2 ? await startTestApp({ worker: true, testDb, env, migrate: false }) : a;
   const admin = await login(b.url, ADMIN.username, ADMIN.password);
-  const tenantId = await createTenant(b, admin);
-  const agent = startAgent({
-    serverUrl: a.url,
-    registrationToken: await registrationToken(b.url, admin, tenantId),
-    extra: { cli_path: STAMP_CLI, cli_env: {}, log_level: 'WARNING', heartbeat_interval: 5 },
-  });
   let es: EventSource | undefined;
+  let remote: OnlineMachine | undefined;
   try {
-    const machineId: string = await waitUntil(
-      'agent registration',
-      async () => agent.config().agent_token && agent.config().machine_id,
-      30000,
-    );
-    await waitUntil(
-      'machine online',
-      async () =>
-        (await api(b.url, 'GET', `/api/remote/machines/${machineId}`, { auth: admin })).body.status ===
-        'online',
-      30000,
-    );
-    const created = await api(b.url, 'POST', '/api/remote/sessions', {
-      auth: admin,
-      body: { machine_id: machineId, project_path: mkdtempSync(path.join(os.tmpdir(), 'svc-bench-')) },
+    // The agent polls instance A; chat and SSE go through instance B.
+    remote = await onlineMachine({
+      url: b.url,
+      auth: admin.headers,
+      agentUrl: a.url,
+      extra: { cli_path: STAMP_CLI, cli_env: {}, log_level: 'WARNING', heartbeat_interval: 5 },
     });
-    if (created.status !== 201)
-      throw new Error(`create session: ${created.status} ${JSON.stringify(created.body)}`);
-    const sessionId: string = created.body.session_id;
+    const sessionId = await remote.createSession();
 
     const waiters = new Map<
       string,
@@ -130,7 +111,7 @@ async function scenario(name: string, instances: 1 | 2): Promise<{ name: string;
     return { name, samples };
   } finally {
     es?.close();
-    await agent.stop();
+    await remote?.agent.stop();
     if (b !== a) await b.close();
     await a.close();
     await testDb.drop();
@@ -140,11 +121,7 @@ async function scenario(name: string, instances: 1 | 2): Promise<{ name: string;
 const fmt = (n: number) => n.toFixed(1).padStart(7);
 
 async function main() {
-  const cliPath = await findTemporalCli({
-    explicit: process.env.TEMPORAL_CLI_PATH,
-    log: (l) => process.stderr.write(`${l}\n`),
-  });
-  const dev = await startDevServer({ cliPath, ephemeralPorts: true, inMemory: true });
+  const dev = await startBenchTemporal();
   process.env.TEST_TEMPORAL_ADDRESS = dev.address;
   const results = [];
   try {

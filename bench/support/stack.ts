@@ -1,19 +1,24 @@
 // The API stack a benchmark measures, started the same way by every benchmark: settings with the bench
 // defaults (loopback, a free port, a Temporal address nothing listens on: the client is lazy and never
-// connects, as none of the benchmarks drives a workflow), a fresh migrated database (SQLite in a temp
-// dir, or a new PostgreSQL database when DATABASE_URL is set, via test/support/database.ts), the
-// optional first administrator, the deps, the listening server, and one close() that tears it all
-// down in order (server, Temporal client, database, temp database).
+// connects; or, with `temporal`, that server and an in-process worker), a fresh migrated database
+// (SQLite in a temp dir, or a new PostgreSQL database when DATABASE_URL is set, via
+// test/support/database.ts), the optional first administrator, the deps, the listening server, and one
+// close() that tears it all down in order (server, worker, Temporal client, database, temp database).
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { AppDeps } from '../../api/deps.ts';
 import { createLogger } from '../../api/logger.ts';
 import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
-import { buildDeps, connectTemporal, listen } from '../../bin/runtime.ts';
+import { buildDeps, connectTemporal, listen, runWorker } from '../../bin/runtime.ts';
+import type { RunningWorker } from '../../bin/worker-runtime.ts';
 import { loadSettings, type Settings } from '../../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.ts';
 import { type LoggedIn, login } from './login.ts';
+
+/** Where the worker keeps its workflow bundle between runs (the test harness uses the same). */
+const WORKER_BUNDLE_CACHE = path.resolve('node_modules/.cache/svc');
 
 /** The administrator the benchmarks bootstrap when they need one. */
 export const BENCH_ADMIN = { username: 'bench-admin', password: 'bench-admin-password' };
@@ -48,6 +53,11 @@ export interface StackOptions {
   sqliteFile?: string;
   /** Runs on the built deps before the server listens: seed rows, load data, issue tokens. */
   prepare?: (deps: AppDeps) => Promise<void>;
+  /**
+   * A Temporal server's address (bench/support/temporal.ts): the stack then connects to it and runs a
+   * worker in-process on a task queue of its own, for benchmarks that drive workflows.
+   */
+  temporal?: string;
 }
 
 export interface Stack {
@@ -66,7 +76,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const settings = loadSettings({
     SVC_DATA_DIR: testDb?.dataDir ?? path.dirname(path.resolve(keep!)),
     DATABASE_URL: testDb?.databaseUrl ?? '',
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
+    TEMPORAL_ADDRESS: options.temporal ?? '127.0.0.1:1',
+    ...(options.temporal ? { TEMPORAL_TASK_QUEUE: `bench-${randomBytes(4).toString('hex')}` } : {}),
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
@@ -81,8 +92,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   });
   const temporal = connectTemporal(settings, settings.TEMPORAL_ADDRESS!);
   let api: Awaited<ReturnType<typeof listen>> | undefined;
+  let worker: RunningWorker | undefined;
   const close = async () => {
     await api?.close();
+    await worker?.stop();
     await temporal.close();
     await closeDatabase(database, testDb);
   };
@@ -91,6 +104,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     if (options.admin) await bootstrapAdmin(database, options.admin, () => {});
     const deps = buildDeps(settings, database, temporal, createLogger(options.logLevel ?? 'warn'));
     await options.prepare?.(deps);
+    if (options.temporal)
+      worker = await runWorker(settings, options.temporal, database, () => {}, WORKER_BUNDLE_CACHE);
     api = await listen(deps);
     const admin = options.admin
       ? await login(api.url, options.admin.username, options.admin.password)

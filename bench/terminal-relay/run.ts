@@ -1,24 +1,21 @@
 // Terminal relay latency (issue 14 "Measure": keystroke-to-echo p50 over loopback, aim < 50 ms). Real API
-// (+ worker), the real agent program with its script(1) pseudo-terminal running bash, a `ws` client as the
-// browser. For each of N keystrokes, typed one at a time: a binary frame with one letter is sent, and the
+// (bench/support/stack.ts, with a worker on a Temporal dev server), the real agent program
+// (bench/support/remote-machine.ts) with its script(1) pseudo-terminal running bash, a `ws` client as
+// the browser. For each of N keystrokes, typed one at a time: a binary frame with one letter is sent, and the
 // time until that letter comes back from the shell's line editor (its echo) is recorded. The path is
 // browser -> WebSocket -> relay hub -> the agent's held long poll -> pty -> bash echo -> pty -> the agent's
 // output POST -> relay hub -> WebSocket -> browser.
 //
 //   npx tsx bench/terminal-relay/run.ts [--keys 1000]
 //   DATABASE_URL=postgres://postgres:postgres@127.0.0.1:5432/postgres npx tsx bench/terminal-relay/run.ts
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { findTemporalCli } from '../../bin/temporal-cli.ts';
-import { startDevServer } from '../../bin/temporal-dev.ts';
-import { createTenant } from '../../test/support/actors.ts';
 import { usingPostgres } from '../../test/support/database.ts';
-import { ADMIN, startTestApp } from '../../test/support/harness.ts';
-import { registrationToken, startAgent, waitUntil } from '../../test/support/remote.ts';
-import { api, login } from '../../test/support/session.ts';
+import { waitUntil } from '../../test/support/remote.ts';
+import { api } from '../../test/support/session.ts';
 import { openTerminal, terminalUrl } from '../../test/support/terminal-client.ts';
+import { onlineMachine } from '../support/remote-machine.ts';
+import { BENCH_ADMIN, startStack } from '../support/stack.ts';
 import { machine, percentile } from '../support/stats.ts';
+import { startBenchTemporal } from '../support/temporal.ts';
 
 const argv = process.argv.slice(2);
 const KEYS = Number(argv[argv.indexOf('--keys') + 1]) || 1000;
@@ -27,46 +24,29 @@ const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
 const now = () => performance.now();
 
 async function main() {
-  const cliPath = await findTemporalCli({
-    explicit: process.env.TEMPORAL_CLI_PATH,
-    log: (l) => process.stderr.write(`${l}\n`),
+  const dev = await startBenchTemporal();
+  const stack = await startStack({ admin: BENCH_ADMIN, temporal: dev.address }).catch(async (err) => {
+    await dev.stop();
+    throw err;
   });
-  const dev = await startDevServer({ cliPath, ephemeralPorts: true, inMemory: true });
-  process.env.TEST_TEMPORAL_ADDRESS = dev.address;
-  const app = await startTestApp({ worker: true, env: { LOG_LEVEL: 'warn' } });
-  const admin = await login(app.url, ADMIN.username, ADMIN.password);
-  const tenantId = await createTenant(app, admin);
-  const agent = startAgent({
-    serverUrl: app.url,
-    registrationToken: await registrationToken(app.url, admin, tenantId),
-    extra: { log_level: 'WARNING', heartbeat_interval: 5 },
-  });
+  const admin = stack.admin!;
+  const auth = { cookie: admin.cookie };
   const samples: number[] = [];
+  let remote: Awaited<ReturnType<typeof onlineMachine>> | undefined;
   try {
-    const machineId: string = await waitUntil(
-      'agent registration',
-      async () => agent.config().agent_token && agent.config().machine_id,
-      30000,
-    );
-    await waitUntil(
-      'machine online',
-      async () =>
-        (await api(app.url, 'GET', `/api/remote/machines/${machineId}`, { auth: admin })).body.status ===
-        'online',
-      30000,
-    );
-    const created = await api(app.url, 'POST', '/api/remote/sessions', {
-      auth: admin,
-      body: { machine_id: machineId, project_path: mkdtempSync(path.join(os.tmpdir(), 'svc-bench-term-')) },
+    remote = await onlineMachine({
+      url: stack.url,
+      auth,
+      extra: { log_level: 'WARNING', heartbeat_interval: 5 },
     });
-    if (created.status !== 201)
-      throw new Error(`create session: ${created.status} ${JSON.stringify(created.body)}`);
-    const sessionId: string = created.body.session_id;
+    const sessionId = await remote.createSession();
     await waitUntil('agent session', async () => {
-      const r = await api(app.url, 'GET', `/api/remote/sessions/${sessionId}/output`, { auth: admin });
+      const r = await api(stack.url, 'GET', `/api/remote/sessions/${sessionId}/output`, { auth });
       return r.body.events?.some((e: any) => e.stream === 'system');
     });
-    const t = openTerminal(terminalUrl(app.url, sessionId, { cols: 200, rows: 50 }), { token: admin.token });
+    const t = openTerminal(terminalUrl(stack.url, sessionId, { cols: 200, rows: 50 }), {
+      token: admin.token,
+    });
     await t.opened;
     t.type('echo ready-$((1+1))\r');
     await t.waitFor('ready-2');
@@ -89,8 +69,8 @@ async function main() {
     t.close();
     await t.closed;
   } finally {
-    await agent.stop();
-    await app.close();
+    await remote?.agent.stop();
+    await stack.close();
     await dev.stop();
   }
   const fmt = (n: number) => n.toFixed(2).padStart(7);

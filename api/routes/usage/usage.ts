@@ -56,6 +56,22 @@ export function usageRouter(deps: AppDeps): Router {
     return byDay(f.start, f.end, tokens, counts);
   }
 
+  /**
+   * Per-tool figures, totals and one entry per day of [start, end]: the request counts of both come
+   * from one read of the range's messages (byDayAndTool), the same numbers as toolFigures + dayFigures.
+   */
+  async function rangeFigures(scope: ReadScope, f: UsageFilter & { start: string; end: string }) {
+    const [toolTokens, dayTokens, counts] = await Promise.all([
+      usage.tokensByTool(scope, f),
+      usage.tokensByDay(scope, f),
+      requests.byDayAndTool(scope, f),
+    ]);
+    return {
+      ...byTool(toolTokens, counts.byTool),
+      daily: byDay(f.start, f.end, dayTokens, counts.byDay),
+    };
+  }
+
   async function oneDay(req: Request, date: string, q: { host?: string; tool?: string }) {
     const { scope } = readContext(deps, req);
     const { totals, tools } = await toolFigures(scope, {
@@ -95,7 +111,7 @@ export function usageRouter(deps: AppDeps): Router {
     const q = parseInput(hostQuery, req.query);
     const { scope, today } = readContext(deps, req);
     const f = { ...lastDays(today, p.days), tool: p.tool_name, host: q.host };
-    const [{ totals }, daily] = await Promise.all([toolFigures(scope, f), dayFigures(scope, f)]);
+    const { totals, daily } = await rangeFigures(scope, f);
     res.json({ tool_name: p.tool_name, days: p.days, start: f.start, end: f.end, ...totals, daily });
   });
 
@@ -103,7 +119,7 @@ export function usageRouter(deps: AppDeps): Router {
     const q = parseInput(rangeToolQuery, req.query);
     const { scope, today } = readContext(deps, req);
     const f = { ...resolveRange(q, today, 7), tool: q.tool, host: q.host };
-    const [{ totals, tools }, daily] = await Promise.all([toolFigures(scope, f), dayFigures(scope, f)]);
+    const { totals, tools, daily } = await rangeFigures(scope, f);
     res.json({ start: f.start, end: f.end, ...totals, tools, daily });
   });
 

@@ -62,6 +62,33 @@ export function requestReadRepository(db: RawSql) {
     },
 
     /**
+     * Requests per day and per tool name of one date range, from one pass over the partial index
+     * daily_messages_requests_date (date first: only the range's entries, in index order, no sort).
+     * Pages that need both (GET /api/range, /api/tool/:tool_name/:days) read the entries once
+     * instead of twice; the figures are byDay's and byTool's exactly (absent when zero).
+     */
+    async byDayAndTool(
+      scope: ReadScope,
+      f: RequestFilter & { start: string; end: string },
+    ): Promise<{ byDay: Map<string, number>; byTool: Map<string, number> }> {
+      const w = requestWhere(scope, f);
+      const byDay = new Map<string, number>();
+      const byTool = new Map<string, number>();
+      if (!w) return { byDay, byTool };
+      const rows = await db.query<{ date: string; tool_name: string; n: unknown }>(
+        `SELECT dm.date, dm.tenant_id, dm.tool_name, COUNT(*) AS n FROM daily_messages dm ${w.sql}
+         GROUP BY dm.date, dm.tenant_id, dm.tool_name`,
+        w.params,
+      );
+      for (const r of rows) {
+        const n = num(r.n);
+        byDay.set(r.date, (byDay.get(r.date) ?? 0) + n);
+        byTool.set(r.tool_name, (byTool.get(r.tool_name) ?? 0) + n);
+      }
+      return { byDay, byTool };
+    },
+
+    /**
      * Requests per user: known users by id (with their username), unknown senders by sender name
      * (user_id null). Most requests first.
      */

@@ -2,7 +2,8 @@
 // chosen days (GET /api/range: chart + per-day table), by tool for the range, by user for
 // administrators (GET /api/analysis/user-ranking, last 30 days) and the caller's quota
 // (GET /api/quota/status, daily and monthly) as progress bars. Every figure is the API's number,
-// formatted with thousands separators.
+// formatted with thousands separators. Each part carries data-ready="false" until its data is shown
+// ("true" then): bench/web-dashboard times the first load by it.
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import { useAuth } from '../../auth/session.tsx';
@@ -70,7 +71,7 @@ function QuotaSection() {
   );
   const bars = q.data?.flatMap(quotaBars) ?? [];
   return (
-    <section aria-labelledby="quota-h">
+    <section aria-labelledby="quota-h" data-ready={q.data ? 'true' : 'false'}>
       <h2 id="quota-h">Quota</h2>
       <ErrorBox error={q.error} />
       {q.loading && !q.data ? (
@@ -102,7 +103,7 @@ function UsersSection() {
     [],
   );
   return (
-    <section aria-labelledby="users-h">
+    <section aria-labelledby="users-h" data-ready={r.data ? 'true' : 'false'}>
       <h2 id="users-h">By user</h2>
       <ErrorBox error={r.error} />
       {r.loading && !r.data ? (
@@ -137,7 +138,7 @@ export default function Dashboard() {
   const isAdmin = !!user && (user.is_admin || ADMIN_ROLES.has(user.role));
 
   return (
-    <section class="dashboard">
+    <section class="dashboard" data-ready={summary.data ? 'true' : 'false'}>
       <h1>Dashboard</h1>
       <ErrorBox error={summary.error} />
       {summary.data ? (
@@ -151,7 +152,7 @@ export default function Dashboard() {
         summary.loading && <Loading />
       )}
 
-      <section aria-labelledby="over-time-h">
+      <section aria-labelledby="over-time-h" data-ready={range.data && series ? 'true' : 'false'}>
         <div class="section-head">
           <h2 id="over-time-h">Tokens and requests over time</h2>
           <SelectField label="Period" value={days} options={RANGES} onValue={setDays} />
