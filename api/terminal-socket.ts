@@ -4,7 +4,8 @@
 //
 // Before the upgrade (plain HTTP answers, no WebSocket): the Host header must name this server (as for
 // every route, api/middleware/host-check.ts) and an Origin, when sent, must be this server's own origin
-// (its Host, SVC_PUBLIC_URL or SVC_INSTANCE_URL): a page on another site cannot open a terminal with the
+// (its Host, SVC_PUBLIC_URL, SVC_INSTANCE_URL, or a sibling instance named in SVC_WEB_CONNECT_ORIGINS,
+// whose pages reconnect here after a 3010): a page on another site cannot open a terminal with the
 // visitor's cookie (cross-site WebSocket hijacking). Browsers always send Origin; other clients may omit it.
 // After the upgrade, refusals are close frames, which a browser can read (an HTTP status it cannot):
 //   1008 + {"error","status"}   not authenticated (401), password change required (403), a session the
@@ -69,7 +70,15 @@ export function originAllowed(req: IncomingMessage, deps: AppDeps, instanceUrl: 
   } catch {
     return false;
   }
-  const own = [req.headers.host, deps.settings.SVC_PUBLIC_URL, deps.settings.SVC_INSTANCE_URL, instanceUrl]
+  // The sibling instances (SVC_WEB_CONNECT_ORIGINS) too: a page served by another instance follows a
+  // 3010 here, and its browser sends that page's Origin (test/browser/terminal-hop.test.ts).
+  const own = [
+    req.headers.host,
+    deps.settings.SVC_PUBLIC_URL,
+    deps.settings.SVC_INSTANCE_URL,
+    instanceUrl,
+    ...(deps.settings.SVC_WEB_CONNECT_ORIGINS ?? []),
+  ]
     .filter((v): v is string => !!v)
     .map((v) => {
       try {

@@ -142,7 +142,14 @@ async function streamAlerts(
       : undefined;
   // The stream opens once the bus follows the table: every alert stored after the client sees the
   // response headers (EventSource `open`) is delivered.
+  // A client that leaves while the bus gets ready (a page left at once) must not start a keepalive
+  // timer that no 'close' would ever clear (found by test/browser/layout.test.ts on PostgreSQL).
+  let left = false;
+  res.once('close', () => {
+    left = true;
+  });
   await alertBusFor(deps).ready();
+  if (left || res.destroyed) return;
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache, no-transform',

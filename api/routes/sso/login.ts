@@ -19,6 +19,7 @@ import { startSamlLogin } from '../../../services/sso/saml/login.ts';
 import { signInExternalIdentity } from '../../../services/sso/sign-in.ts';
 import type { AppDeps } from '../../deps.ts';
 import { browserBound, clearBrowserBinding, setBrowserBinding } from './browser-binding.ts';
+import { ssoBrowserRefusal } from './browser-refusal.ts';
 
 export const UNSAFE_RETURN_TO = 'return_to must be a relative path on this site';
 
@@ -92,6 +93,9 @@ export function ssoLoginRouter(deps: AppDeps): Router {
     await signInExternalIdentity(deps, req, res, outcome.identity);
     res.redirect(302, safeReturnTo(outcome.state.returnTo) ?? DEFAULT_RETURN_TO);
   });
+
+  // A person's browser sees a refusal on the login page, not as raw JSON (browser-refusal.ts).
+  r.use(['/api/sso/login', '/api/sso/callback'], ssoBrowserRefusal);
 
   return r;
 }

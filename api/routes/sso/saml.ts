@@ -20,6 +20,7 @@ import { serviceProviderOf } from '../../../services/sso/saml/entities.ts';
 import { signInExternalIdentity } from '../../../services/sso/sign-in.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
+import { ssoBrowserRefusal } from './browser-refusal.ts';
 
 export const SSO_SAML_REFUSED = 'SSO_SAML_REFUSED';
 export const SAML_LOGIN_FAILED = 'SAML login failed';
@@ -103,6 +104,9 @@ export function samlRouter(deps: AppDeps): Router {
       res.redirect(303, safeReturnTo(outcome.returnTo) ?? DEFAULT_RETURN_TO);
     },
   );
+
+  // A person's browser sees a refusal on the login page, not as raw JSON (browser-refusal.ts).
+  r.use('/api/sso/acs', ssoBrowserRefusal);
 
   return r;
 }
