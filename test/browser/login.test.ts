@@ -163,6 +163,61 @@ test('forced password change: the user must change it before anything else, erro
   );
 });
 
+test('voluntary password change from the header: policy shown, errors in words, log out, log in with the new one', async () => {
+  const u = await createUser(app, admin, { role: 'user', tenant_id: tenant });
+  const elsewhere = await login(app.url, u.username, u.password);
+  const { page, errors } = await newPage();
+  await page.goto('/prompts');
+  await signIn(page, u.username, u.password);
+  await page.getByRole('heading', { name: 'Prompts' }).waitFor();
+  await page.getByRole('banner').getByRole('link', { name: 'Change password' }).click();
+  await page.waitForURL('**/change-password?next=%2Fprompts');
+  assert.equal(await page.getByText('You must choose a new password').count(), 0, 'not the forced notice');
+
+  // The policy is the API's, shown under the new password.
+  const policy = (await api(app.url, 'GET', '/api/password-policy', { auth: elsewhere })).body;
+  await page.getByText(`At least ${policy.min_length} characters, at most ${policy.max_length}`).waitFor();
+  await screenshot(page, 'login', 'voluntary-change');
+
+  const fill = async (current: string, next: string) => {
+    await page.getByLabel('Current password').fill(current);
+    await page.getByLabel('New password', { exact: true }).fill(next);
+    await page.getByLabel('Repeat the new password').fill(next);
+    await page.getByRole('button', { name: 'Change password' }).click();
+  };
+  const short = 'x'.repeat(policy.min_length - 1);
+  await fill(u.password, short);
+  await page.getByRole('alert').getByText(`at least ${policy.min_length} characters`).waitFor();
+  await fill(u.password, u.username);
+  assert.ok(u.username.length >= policy.min_length);
+  await page.getByRole('alert').getByText('Password must not be the same as the username').waitFor();
+  const newPassword = 'my-own-choice-of-password-77';
+  await fill('not-my-current-password', newPassword);
+  await page.getByRole('alert').getByText('Current password is incorrect').waitFor();
+
+  await fill(u.password, newPassword);
+  await page.getByRole('status').getByText('Password changed').waitFor();
+  await screenshot(page, 'login', 'voluntary-changed');
+  // The API ended the user's other sessions; this one goes on.
+  assert.equal((await api(app.url, 'GET', '/api/auth/me', { auth: elsewhere })).status, 401);
+  await page.getByRole('link', { name: 'Back to the app' }).click();
+  await page.getByRole('heading', { name: 'Prompts' }).waitFor();
+
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.waitForURL('**/login');
+  await signIn(page, u.username, u.password);
+  await page.getByRole('alert').waitFor();
+  assert.equal(new URL(page.url()).pathname, '/login', 'the old password is refused');
+  await signIn(page, u.username, newPassword);
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+  assert.ok(!app.logs.join('\n').includes(newPassword), 'the new password is not in the server logs');
+  assert.deepEqual(
+    errors.filter((m) => !/status of 40[01]/.test(m)),
+    [],
+    'only the expected 400/401 answers were logged by the browser',
+  );
+});
+
 test('a non system administrator visiting /manage/* is sent to / with a message; no manage nav', async () => {
   for (const role of ['tenant_admin', 'user']) {
     const u = await createUser(app, admin, { role, tenant_id: tenant });

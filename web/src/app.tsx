@@ -1,5 +1,6 @@
-// The shell: skip link, header (user, logout), left nav from the route registry filtered by role, and
-// the main area where the router renders lazy pages. Public pages (/login) and the forced password
+// The shell: skip link, header (user, change password, logout), left nav from the route registry
+// filtered by role (the "Alerts" entry carries the live unread badge: shell/unread-alerts-badge.tsx),
+// and the main area where the router renders lazy pages. Public pages (/login) and the forced password
 // change render without the shell. /manage/* is guarded: non system administrators go to / with a
 // visible message (the API refuses them anyway).
 
@@ -11,6 +12,7 @@ import { LoginPage } from './auth/login-page.tsx';
 import { AuthProvider, useAuth } from './auth/session.tsx';
 import { CHUNK_RELOAD_KEY, routeFor, shouldReloadForChunk } from './route-match.ts';
 import { isAdminPath, navFor, routes } from './routes.ts';
+import { UnreadAlertsBadge, UnreadAlertsProvider } from './shell/unread-alerts-badge.tsx';
 import { Button, Loading } from './ui/index.ts';
 
 export const ADMIN_ONLY_MESSAGE = 'Administration is for system administrators';
@@ -83,52 +85,56 @@ function Shell() {
   };
 
   return (
-    <div class="shell">
-      <a class="skip-link" href="#main">
-        Skip to content
-      </a>
-      <header class="app-header">
-        <a class="brand" href="/">
-          svc
+    <UnreadAlertsProvider>
+      <div class="shell">
+        <a class="skip-link" href="#main">
+          Skip to content
         </a>
-        <div class="user">
-          <span class="user-name">{user.username}</span>
-          <span class="user-role">{user.role}</span>
-          <Button variant="link" onClick={onLogout}>
-            Log out
-          </Button>
-        </div>
-      </header>
-      <nav class="app-nav" aria-label="Main">
-        <ul>
-          {nav.map((r) => {
-            const active = r.path === '/' ? path === '/' : path === r.path || path.startsWith(`${r.path}/`);
-            return (
-              <li key={r.path}>
-                <a href={r.path} aria-current={active ? 'page' : undefined}>
-                  {r.title}
-                </a>
-              </li>
-            );
-          })}
-        </ul>
-      </nav>
-      <main id="main" class="app-main" tabIndex={-1}>
-        {flash && (
-          <div class="flash" role="alert">
-            {flash}
+        <header class="app-header">
+          <a class="brand" href="/">
+            svc
+          </a>
+          <div class="user">
+            <span class="user-name">{user.username}</span>
+            <span class="user-role">{user.role}</span>
+            <a href={`/change-password?next=${encodeURIComponent(url)}`}>Change password</a>
+            <Button variant="link" onClick={onLogout}>
+              Log out
+            </Button>
           </div>
-        )}
-        <ErrorBoundary>
-          <Router>
-            {[
-              ...lazyRoutes.map((r) => <Route key={r.path} path={r.path} component={r.component} />),
-              <Route key="404" default component={NotFound} />,
-            ]}
-          </Router>
-        </ErrorBoundary>
-      </main>
-    </div>
+        </header>
+        <nav class="app-nav" aria-label="Main">
+          <ul>
+            {nav.map((r) => {
+              const active = r.path === '/' ? path === '/' : path === r.path || path.startsWith(`${r.path}/`);
+              return (
+                <li key={r.path}>
+                  <a href={r.path} aria-current={active ? 'page' : undefined}>
+                    {r.title}
+                    {r.nav === 'alerts' && <UnreadAlertsBadge />}
+                  </a>
+                </li>
+              );
+            })}
+          </ul>
+        </nav>
+        <main id="main" class="app-main" tabIndex={-1}>
+          {flash && (
+            <div class="flash" role="alert">
+              {flash}
+            </div>
+          )}
+          <ErrorBoundary>
+            <Router>
+              {[
+                ...lazyRoutes.map((r) => <Route key={r.path} path={r.path} component={r.component} />),
+                <Route key="404" default component={NotFound} />,
+              ]}
+            </Router>
+          </ErrorBoundary>
+        </main>
+      </div>
+    </UnreadAlertsProvider>
   );
 }
 
@@ -139,9 +145,13 @@ function Pages() {
   return <Shell />;
 }
 
+// Links to /api/* (the SSO provider buttons: a server redirect to the identity provider) are server
+// URLs, never app routes: the router leaves them to the browser.
+const APP_LINKS = /^(?!\/api\/)/;
+
 export function App() {
   return (
-    <LocationProvider>
+    <LocationProvider scope={APP_LINKS}>
       <AuthProvider>
         <Pages />
       </AuthProvider>

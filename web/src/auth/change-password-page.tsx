@@ -1,10 +1,15 @@
 // /change-password: the forced password change (the API answers 403 "Password change required" to
-// everything else until it is done) and the voluntary one. POST /api/auth/change-password.
+// everything else until it is done) and the voluntary one (the header's "Change password" link, with
+// ?next= the page it came from). One form for both: the password policy from GET /api/password-policy
+// shown under the new password and checked before asking (auth/password-policy.ts), then POST
+// /api/auth/change-password; the API's refusal in words. Forced: on to `next` once done. Voluntary:
+// "Password changed" in place, with the way back (other sessions of the user were ended by the API).
 
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText, loginPathFor, safeNext } from '../api/client.ts';
 import { Button, ErrorBox, Field } from '../ui/index.ts';
+import { newPasswordProblem, type PasswordPolicy, policyHint } from './password-policy.ts';
 import { useAuth } from './session.tsx';
 
 export function ChangePasswordPage() {
@@ -15,15 +20,30 @@ export function ChangePasswordPage() {
   const [confirm, setConfirm] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState(false);
+  const [policy, setPolicy] = useState<PasswordPolicy | null>(null);
+  const back = safeNext(query.next);
   // Signed out: sign in first, then come back here.
   useEffect(() => {
     if (user === null) route(loginPathFor('/change-password'), true);
   }, [user, route]);
+  const signedIn = !!user;
+  useEffect(() => {
+    if (!signedIn) return;
+    // Without the policy the form still works: the API checks and answers in words.
+    api
+      .get<PasswordPolicy>('/api/password-policy')
+      .then(setPolicy)
+      .catch(() => setPolicy(null));
+  }, [signedIn]);
+
+  const forced = !!user?.must_change_password;
 
   const submit = async (e: Event) => {
     e.preventDefault();
-    if (next !== confirm) {
-      setError('The new passwords do not match');
+    const problem = newPasswordProblem(policy, user?.username ?? '', current, next, confirm);
+    if (problem) {
+      setError(problem);
       return;
     }
     setBusy(true);
@@ -31,20 +51,32 @@ export function ChangePasswordPage() {
     try {
       await api.post('/api/auth/change-password', { current_password: current, new_password: next });
       await refresh();
-      route(safeNext(query.next));
+      if (forced) {
+        route(back);
+        return;
+      }
+      setCurrent('');
+      setNext('');
+      setConfirm('');
+      setDone(true);
     } catch (err) {
       setError(errorText(err));
-      setBusy(false);
     }
+    setBusy(false);
   };
 
   return (
     <main id="main" class="auth-page">
       <form class="auth-card" onSubmit={submit} aria-labelledby="pw-title">
         <h1 id="pw-title">Change your password</h1>
-        {user?.must_change_password && (
+        {forced && (
           <p class="notice" role="status">
             You must choose a new password before you continue.
+          </p>
+        )}
+        {done && (
+          <p class="notice" role="status">
+            Password changed. Your other sessions were signed out. <a href={back}>Back to the app</a>
           </p>
         )}
         <ErrorBox error={error} />
@@ -64,6 +96,7 @@ export function ChangePasswordPage() {
           value={next}
           onValue={setNext}
           autoComplete="new-password"
+          hint={policy ? policyHint(policy) : undefined}
           required
         />
         <Field
@@ -78,6 +111,11 @@ export function ChangePasswordPage() {
         <Button type="submit" variant="primary" busy={busy}>
           Change password
         </Button>
+        {!forced && !done && (
+          <p>
+            <a href={back}>Cancel</a>
+          </p>
+        )}
       </form>
     </main>
   );

@@ -1,6 +1,6 @@
 // Field: label + input + hint + error, wired with ids so the label and the error are announced.
 import type { HTMLInputTypeAttribute } from 'preact';
-import { useId } from 'preact/hooks';
+import { FieldFrame, useFieldIds } from './field-frame.tsx';
 
 interface Props {
   label: string;
@@ -21,30 +21,18 @@ interface Props {
 }
 
 export function Field({ label, value, onValue, error, hint, type = 'text', ...rest }: Props) {
-  const id = useId();
-  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const { id, describedBy, invalid } = useFieldIds(hint, error);
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
+    <FieldFrame id={id} label={label} hint={hint} error={error}>
       <input
         {...rest}
         id={id}
         type={type as 'text'}
         value={value}
         onInput={(e) => onValue(e.currentTarget.value)}
-        aria-invalid={error ? 'true' : undefined}
-        aria-describedby={describedBy || undefined}
+        aria-invalid={invalid}
+        aria-describedby={describedBy}
       />
-      {hint && (
-        <div class="field-hint" id={`${id}-hint`}>
-          {hint}
-        </div>
-      )}
-      {error && (
-        <div class="field-error" id={`${id}-error`}>
-          {error}
-        </div>
-      )}
-    </div>
+    </FieldFrame>
   );
 }

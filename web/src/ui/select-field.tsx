@@ -1,5 +1,6 @@
-// SelectField: label + native <select> (keyboard and screen readers for free), styled like Field.
-import { useId } from 'preact/hooks';
+// SelectField: label + native <select> (keyboard and screen readers for free) + hint + error, wired
+// by ids like Field. The one select of the app (the manage and autonomous pages had their own).
+import { FieldFrame, useFieldIds } from './field-frame.tsx';
 
 export interface Option {
   value: string;
@@ -9,28 +10,32 @@ export interface Option {
 export function SelectField(props: {
   label: string;
   value: string;
-  options: Option[];
+  options: readonly Option[];
   onValue: (v: string) => void;
+  hint?: string;
+  error?: string | null;
   name?: string;
+  required?: boolean;
   disabled?: boolean;
 }) {
-  const id = useId();
+  const { label, value, options, onValue, hint, error, ...rest } = props;
+  const { id, describedBy, invalid } = useFieldIds(hint, error);
   return (
-    <div class="field">
-      <label for={id}>{props.label}</label>
+    <FieldFrame id={id} label={label} hint={hint} error={error}>
       <select
+        {...rest}
         id={id}
-        name={props.name}
-        value={props.value}
-        disabled={props.disabled}
-        onChange={(e) => props.onValue(e.currentTarget.value)}
+        value={value}
+        aria-invalid={invalid}
+        aria-describedby={describedBy}
+        onChange={(e) => onValue(e.currentTarget.value)}
       >
-        {props.options.map((o) => (
+        {options.map((o) => (
           <option key={o.value} value={o.value}>
             {o.label}
           </option>
         ))}
       </select>
-    </div>
+    </FieldFrame>
   );
 }

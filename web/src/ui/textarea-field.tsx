@@ -1,5 +1,5 @@
-// TextareaField: label + <textarea> + hint + error, wired like Field.
-import { useId } from 'preact/hooks';
+// TextareaField: label + <textarea> + hint + error, wired like Field. The one textarea of the app.
+import { FieldFrame, useFieldIds } from './field-frame.tsx';
 
 export function TextareaField(props: {
   label: string;
@@ -11,32 +11,21 @@ export function TextareaField(props: {
   name?: string;
   required?: boolean;
   readOnly?: boolean;
+  maxLength?: number;
 }) {
-  const id = useId();
   const { label, value, onValue, rows = 6, error, hint, ...rest } = props;
-  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const { id, describedBy, invalid } = useFieldIds(hint, error);
   return (
-    <div class="field">
-      <label for={id}>{label}</label>
+    <FieldFrame id={id} label={label} hint={hint} error={error}>
       <textarea
         {...rest}
         id={id}
         rows={rows}
         value={value}
         onInput={(e) => onValue(e.currentTarget.value)}
-        aria-invalid={error ? 'true' : undefined}
-        aria-describedby={describedBy || undefined}
+        aria-invalid={invalid}
+        aria-describedby={describedBy}
       />
-      {hint && (
-        <div class="field-hint" id={`${id}-hint`}>
-          {hint}
-        </div>
-      )}
-      {error && (
-        <div class="field-error" id={`${id}-error`}>
-          {error}
-        </div>
-      )}
-    </div>
+    </FieldFrame>
   );
 }

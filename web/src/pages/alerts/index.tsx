@@ -1,11 +1,15 @@
 // Alerts (issue 14 item 2; spec document 2 "Alerts", "Events" 1): the caller's alerts, filtered by
-// severity, type and unread, 50 a page, live through GET /api/alerts/stream (SSE: a new alert appears
-// at the top without a reload; the browser's EventSource reconnects with Last-Event-ID and a replayed
-// alert is not shown twice), the unread count as a badge by the heading (the shell has no hook for a
-// nav badge), mark read, mark all read and delete.
+// severity, type and unread, 50 a page, live through GET /api/alerts/stream (SSE, the shell's one
+// stream shared by all tabs: a new alert appears at the top without a reload; the browser's
+// EventSource reconnects with Last-Event-ID and a replayed alert is not shown twice), the unread
+// count as a badge by the heading (the shell's nav badge, shell/unread-alerts-badge.tsx, is told to
+// recount after every change made here), mark read, mark all read and delete, and the caller's
+// notification preferences (./preferences.tsx) in a disclosure.
 import { useEffect, useReducer, useRef, useState } from 'preact/hooks';
-import { api, openStream } from '../../api/client.ts';
+import { api } from '../../api/client.ts';
+import { useUnreadAlerts } from '../../shell/unread-alerts-badge.tsx';
 import { Button, ErrorBox, Field, formatNumber, formatTime, Loading } from '../../ui/index.ts';
+import { Pager } from '../../ui/pager.tsx';
 import { SelectField } from '../../ui/select-field.tsx';
 import {
   type Alert,
@@ -15,6 +19,7 @@ import {
   type LiveAlert,
   type Severity,
 } from './alert-list.ts';
+import { AlertPreferences } from './preferences.tsx';
 import './alerts.css';
 
 const PAGE_SIZE = 50;
@@ -37,6 +42,8 @@ export default function Alerts() {
   const [actionError, setActionError] = useState<unknown>(null);
   const [live, setLive] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
   const [tick, setTick] = useState(0);
+  const { recount, subscribe } = useUnreadAlerts();
+  const [prefsOpen, setPrefsOpen] = useState(false);
   const filter: AlertFilter = { severity, type, unreadOnly };
   const viewRef = useRef({ filter, offset });
   viewRef.current = { filter, offset };
@@ -65,23 +72,30 @@ export default function Alerts() {
     return () => ctl.abort();
   }, [severity, type, unreadOnly, offset, tick]);
 
-  useEffect(
-    () =>
-      openStream('/api/alerts/stream', {
-        events: {
-          alert: (data: LiveAlert) =>
-            dispatch({
-              kind: 'live',
-              alert: data,
-              filter: viewRef.current.filter,
-              onFirstPage: viewRef.current.offset === 0,
-            }),
-        },
-        onOpen: () => setLive('live'),
-        onError: () => setLive('reconnecting'),
-      }),
-    [],
-  );
+  // The shell's shared alerts stream (one per browser and user, shell/alerts-feed.ts). Live again
+  // after a drop or a hand-over between tabs: the page is read again, so nothing raised in between is
+  // missing (a replayed alert changes nothing: the reducer knows its id).
+  useEffect(() => {
+    let wasLive = false;
+    return subscribe({
+      alert: (data) =>
+        dispatch({
+          kind: 'live',
+          alert: data as unknown as LiveAlert,
+          filter: viewRef.current.filter,
+          onFirstPage: viewRef.current.offset === 0,
+        }),
+      state: (on) => {
+        if (!on) {
+          setLive(wasLive ? 'reconnecting' : 'connecting');
+          return;
+        }
+        if (wasLive) setTick((t) => t + 1);
+        wasLive = true;
+        setLive('live');
+      },
+    });
+  }, [subscribe]);
 
   const act = async (run: () => Promise<void>) => {
     setActionError(null);
@@ -89,6 +103,8 @@ export default function Alerts() {
       await run();
     } catch (err) {
       setActionError(err);
+    } finally {
+      recount();
     }
   };
   const markRead = (a: Alert) =>
@@ -119,6 +135,21 @@ export default function Alerts() {
           {live === 'live' ? 'Live' : live === 'connecting' ? 'Connecting…' : 'Reconnecting…'}
         </span>
       </div>
+      <details
+        class="alert-preferences-box"
+        onToggle={(e) => setPrefsOpen((e.currentTarget as HTMLDetailsElement).open)}
+      >
+        <summary>Notification preferences</summary>
+        {/* Read from the API only once opened. */}
+        {prefsOpen && (
+          <AlertPreferences
+            onSaved={() => {
+              setTick((t) => t + 1);
+              recount();
+            }}
+          />
+        )}
+      </details>
       <form
         class="alert-filters"
         aria-label="Filter alerts"
@@ -188,20 +219,7 @@ export default function Alerts() {
           </li>
         ))}
       </ul>
-      {state.total > PAGE_SIZE && (
-        <nav class="pager" aria-label="Pages">
-          <Button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
-            Previous page
-          </Button>
-          <span class="muted">
-            {formatNumber(offset + 1)}–{formatNumber(Math.min(state.total, offset + PAGE_SIZE))} of{' '}
-            {formatNumber(state.total)}
-          </span>
-          <Button disabled={offset + PAGE_SIZE >= state.total} onClick={() => setOffset(offset + PAGE_SIZE)}>
-            Next page
-          </Button>
-        </nav>
-      )}
+      <Pager offset={offset} total={state.total} pageSize={PAGE_SIZE} onOffset={setOffset} />
       {error != null && <Button onClick={() => setTick((t) => t + 1)}>Try again</Button>}
     </section>
   );

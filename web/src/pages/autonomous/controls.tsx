@@ -7,9 +7,10 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, api } from '../../api/client.ts';
+import { ConfirmPrompt } from '../../ui/confirm.tsx';
 import { Button, ErrorBox, Field } from '../../ui/index.ts';
+import { TextareaField } from '../../ui/textarea-field.tsx';
 import { CONFIRM, type ControlName, controlPath, controlsFor, type Workflow } from './model.ts';
-import { Confirm, TextAreaField } from './parts.tsx';
 
 const LABEL: Record<ControlName, string> = {
   pause: 'Pause',
@@ -89,7 +90,8 @@ export function ControlBar({ workflow, onChanged }: { workflow: Workflow; onChan
         ))}
       </div>
       {asking && (
-        <Confirm
+        <ConfirmPrompt
+          cancelLabel="Keep it"
           question={CONFIRM[asking]!}
           confirmLabel={`Yes, ${LABEL[asking].toLowerCase()}`}
           busy={busy === asking}
@@ -104,7 +106,7 @@ export function ControlBar({ workflow, onChanged }: { workflow: Workflow; onChan
             act('feedback');
           }}
         >
-          <TextAreaField
+          <TextareaField
             label="Feedback for the agent"
             value={feedback}
             onValue={setFeedback}
@@ -119,7 +121,7 @@ export function ControlBar({ workflow, onChanged }: { workflow: Workflow; onChan
       )}
       {shown.includes('verification_override') && (
         <div>
-          <TextAreaField
+          <TextareaField
             label="Override note (optional)"
             value={note}
             onValue={setNote}

@@ -6,8 +6,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../../api/client.ts';
 import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
+import { SelectField } from '../../ui/select-field.tsx';
 import { requirementOf, WORKFLOW_STATUSES, type Workflow } from './model.ts';
-import { SelectField, StatusBadge } from './parts.tsx';
+import { StatusBadge } from './parts.tsx';
 
 const PAGE = 50;
 

@@ -8,6 +8,8 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../../api/client.ts';
 import { Button, ErrorBox, Field } from '../../ui/index.ts';
+import { SelectField } from '../../ui/select-field.tsx';
+import { TextareaField } from '../../ui/textarea-field.tsx';
 import {
   BRANCH_STRATEGIES,
   buildCreateBody,
@@ -18,7 +20,6 @@ import {
   emptyCreateForm,
   MAX_BATCH_ITEMS,
 } from './model.ts';
-import { SelectField, TextAreaField } from './parts.tsx';
 
 export default function NewWorkflow() {
   const { route } = useLocation();
@@ -81,7 +82,7 @@ export default function NewWorkflow() {
           </label>
         </fieldset>
         {form.mode === 'single' ? (
-          <TextAreaField
+          <TextareaField
             key="single"
             label="Requirement"
             value={form.requirement}
@@ -92,7 +93,7 @@ export default function NewWorkflow() {
             hint="Plain text (up to 20,000 characters), an issue URL (https://host/owner/repo/issues/12) or an issue number (#12)."
           />
         ) : (
-          <TextAreaField
+          <TextareaField
             key="batch"
             label="Requirements, one per line"
             value={form.requirements}

@@ -7,6 +7,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { ApiError, api } from '../../api/client.ts';
+import { ConfirmPrompt } from '../../ui/confirm.tsx';
 import { Button, ErrorBox, formatNumber, formatTime } from '../../ui/index.ts';
 import {
   cancelRoundQuestion,
@@ -16,7 +17,6 @@ import {
   tokenParts,
   type Workflow,
 } from './model.ts';
-import { Confirm } from './parts.tsx';
 
 /** Cancel-round and fork at one milestone (used by the timeline and the milestone page). */
 export function MilestoneActions({
@@ -83,7 +83,8 @@ export function MilestoneActions({
         </Button>
       </div>
       {asking && (
-        <Confirm
+        <ConfirmPrompt
+          cancelLabel="Keep it"
           question={cancelRoundQuestion(milestone)}
           confirmLabel="Yes, cancel the round"
           busy={busy === 'cancel'}

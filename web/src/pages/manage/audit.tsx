@@ -3,7 +3,9 @@
 // plain download links carrying the date range (the export takes no other filter).
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
-import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
+import { Button, ErrorBox, Field, formatNumber, formatTime, Table } from '../../ui/index.ts';
+import { Loaded } from '../../ui/loaded.tsx';
+import { SelectField } from '../../ui/select-field.tsx';
 import {
   AUDIT_PAGE_SIZE,
   type AuditFilters,
@@ -14,7 +16,6 @@ import {
   EMPTY_AUDIT_FILTERS,
   pageBounds,
 } from './audit-filters.ts';
-import { SelectField } from './controls.tsx';
 import { ManagePage } from './layout.tsx';
 import type { AuditRecord } from './types.ts';
 import { useResource } from './use-resource.ts';
@@ -95,65 +96,60 @@ export default function AuditPage() {
           </a>
         </div>
       </form>
-      <ErrorBox error={logs.error} />
-      {logs.loading && !logs.data ? (
-        <Loading />
-      ) : (
-        <>
-          <Table
-            caption={
-              total
-                ? `Records ${formatNumber(b.from)}–${formatNumber(b.to)} of ${formatNumber(total)}`
-                : 'Records'
-            }
-            rowKey={(a) => a.id}
-            rows={logs.data?.logs ?? []}
-            empty="No audit record matches these filters."
-            columns={[
-              { key: 'time', header: 'Time', render: (a) => formatTime(a.timestamp) },
-              { key: 'username', header: 'User', render: (a) => a.username ?? '—' },
-              { key: 'action', header: 'Action', render: (a) => <code>{a.action}</code> },
-              {
-                key: 'severity',
-                header: 'Severity',
-                render: (a) => (
-                  <span class={`badge ${a.severity === 'info' ? '' : 'badge-bad'}`}>{a.severity}</span>
-                ),
-              },
-              {
-                key: 'resource',
-                header: 'Resource',
-                render: (a) =>
-                  a.resource_type ? `${a.resource_type}${a.resource_id ? ` ${a.resource_id}` : ''}` : '—',
-              },
-              { key: 'result', header: 'Result', render: (a) => (a.success ? 'ok' : 'refused / failed') },
-              {
-                key: 'details',
-                header: 'Details',
-                render: (a) => (
-                  <span class="cell-wrap" title={a.details == null ? undefined : JSON.stringify(a.details)}>
-                    {detailsSummary(a.details)}
-                  </span>
-                ),
-              },
-            ]}
-          />
-          <div class="form-actions">
-            <Button disabled={page === 0 || logs.loading} onClick={() => setPage(page - 1)}>
-              Previous page
-            </Button>
-            <span>
-              Page {formatNumber(page + 1)} of {formatNumber(b.pages)}
-            </span>
-            <Button
-              disabled={(page + 1) * AUDIT_PAGE_SIZE >= total || logs.loading}
-              onClick={() => setPage(page + 1)}
-            >
-              Next page
-            </Button>
-          </div>
-        </>
-      )}
+      <Loaded of={logs}>
+        <Table
+          caption={
+            total
+              ? `Records ${formatNumber(b.from)}–${formatNumber(b.to)} of ${formatNumber(total)}`
+              : 'Records'
+          }
+          rowKey={(a) => a.id}
+          rows={logs.data?.logs ?? []}
+          empty="No audit record matches these filters."
+          columns={[
+            { key: 'time', header: 'Time', render: (a) => formatTime(a.timestamp) },
+            { key: 'username', header: 'User', render: (a) => a.username ?? '—' },
+            { key: 'action', header: 'Action', render: (a) => <code>{a.action}</code> },
+            {
+              key: 'severity',
+              header: 'Severity',
+              render: (a) => (
+                <span class={`badge ${a.severity === 'info' ? '' : 'badge-bad'}`}>{a.severity}</span>
+              ),
+            },
+            {
+              key: 'resource',
+              header: 'Resource',
+              render: (a) =>
+                a.resource_type ? `${a.resource_type}${a.resource_id ? ` ${a.resource_id}` : ''}` : '—',
+            },
+            { key: 'result', header: 'Result', render: (a) => (a.success ? 'ok' : 'refused / failed') },
+            {
+              key: 'details',
+              header: 'Details',
+              render: (a) => (
+                <span class="cell-wrap" title={a.details == null ? undefined : JSON.stringify(a.details)}>
+                  {detailsSummary(a.details)}
+                </span>
+              ),
+            },
+          ]}
+        />
+        <div class="form-actions">
+          <Button disabled={page === 0 || logs.loading} onClick={() => setPage(page - 1)}>
+            Previous page
+          </Button>
+          <span>
+            Page {formatNumber(page + 1)} of {formatNumber(b.pages)}
+          </span>
+          <Button
+            disabled={(page + 1) * AUDIT_PAGE_SIZE >= total || logs.loading}
+            onClick={() => setPage(page + 1)}
+          >
+            Next page
+          </Button>
+        </div>
+      </Loaded>
     </ManagePage>
   );
 }

@@ -13,8 +13,10 @@ import {
   Loading,
   Table,
 } from '../../ui/index.ts';
+import { Loaded } from '../../ui/loaded.tsx';
+import { SelectField } from '../../ui/select-field.tsx';
+import { useSubmit } from '../../ui/use-submit.ts';
 import { defaultPeriod, labelOf, summaryEntries } from './compliance-view.ts';
-import { SelectField } from './controls.tsx';
 import { tenantIdOf } from './form-values.ts';
 import { ManagePage } from './layout.tsx';
 import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
@@ -83,31 +85,25 @@ export default function CompliancePage() {
   const [start, setStart] = useState(period.start);
   const [end, setEnd] = useState(period.end);
   const [tenant, setTenant] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [shown, setShown] = useState<{ title: string; report: Saved & { rows?: unknown[] } } | null>(null);
 
   const chosenType = type || types.data?.report_types[0]?.type || '';
-  const generate = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await api.post<Generated>('/api/compliance/reports', {
-        report_type: chosenType,
-        period_start: start,
-        period_end: end,
-        format: 'json',
-        tenant_id: tenantIdOf(tenant) ?? undefined,
-      });
-      setShown({ title: 'Generated report', report: r });
-      void saved.reload();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const {
+    busy,
+    error,
+    setError,
+    submit: generate,
+  } = useSubmit(async () => {
+    const r = await api.post<Generated>('/api/compliance/reports', {
+      report_type: chosenType,
+      period_start: start,
+      period_end: end,
+      format: 'json',
+      tenant_id: tenantIdOf(tenant) ?? undefined,
+    });
+    setShown({ title: 'Generated report', report: r });
+    void saved.reload();
+  });
   const view = async (id: string) => {
     setError(null);
     try {
@@ -181,10 +177,7 @@ export default function CompliancePage() {
 
       {shown && <Summary title={shown.title} report={shown.report} />}
 
-      <ErrorBox error={saved.error} />
-      {saved.loading && !saved.data ? (
-        <Loading />
-      ) : (
+      <Loaded of={saved}>
         <Table
           caption="Saved reports"
           rowKey={(r) => r.report_id}
@@ -211,7 +204,7 @@ export default function CompliancePage() {
             },
           ]}
         />
-      )}
+      </Loaded>
     </ManagePage>
   );
 }

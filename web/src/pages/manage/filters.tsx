@@ -3,8 +3,13 @@
 // place, delete confirmed; an invalid pattern comes back from the API as a 400 in words.
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
-import { Button, ErrorBox, Field, formatNumber, Loading, Table } from '../../ui/index.ts';
-import { CheckField, ConfirmButton, SelectField } from './controls.tsx';
+import { CheckField } from '../../ui/check-field.tsx';
+import { ConfirmButton } from '../../ui/confirm.tsx';
+import { Button, ErrorBox, Field, formatNumber, Table } from '../../ui/index.ts';
+import { Loaded } from '../../ui/loaded.tsx';
+import { SelectField } from '../../ui/select-field.tsx';
+import { useAction } from '../../ui/use-action.ts';
+import { useSubmit } from '../../ui/use-submit.ts';
 import { tenantIdOf } from './form-values.ts';
 import { Done, ManagePage } from './layout.tsx';
 import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
@@ -22,31 +27,20 @@ function AddRule({ onAdded }: { onAdded: (msg: string) => void }) {
   const [description, setDescription] = useState('');
   const [tenant, setTenant] = useState('');
   const [enabled, setEnabled] = useState(true);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await api.post('/api/filter-rules', {
-        pattern,
-        type,
-        severity,
-        action,
-        description: description || null,
-        is_enabled: enabled,
-        tenant_id: tenantIdOf(tenant),
-      });
-      onAdded(`Rule "${pattern}" added`);
-      setPattern('');
-      setDescription('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    await api.post('/api/filter-rules', {
+      pattern,
+      type,
+      severity,
+      action,
+      description: description || null,
+      is_enabled: enabled,
+      tenant_id: tenantIdOf(tenant),
+    });
+    onAdded(`Rule "${pattern}" added`);
+    setPattern('');
+    setDescription('');
+  });
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="add-rule-h">
       <h2 id="add-rule-h">Add a rule</h2>
@@ -94,17 +88,10 @@ export default function FiltersPage() {
     api.get<{ rules: FilterRule[]; total: number }>('/api/filter-rules', { signal }),
   );
   const [done, setDone] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const act = async (what: () => Promise<unknown>, msg: string) => {
-    setError(null);
-    try {
-      await what();
-      setDone(msg);
-      void rules.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const { act, error } = useAction((msg) => {
+    setDone(msg);
+    void rules.reload();
+  });
   return (
     <ManagePage title="Filter rules">
       <Done message={done} />
@@ -115,10 +102,7 @@ export default function FiltersPage() {
         }}
       />
       <ErrorBox error={error} />
-      <ErrorBox error={rules.error} />
-      {rules.loading && !rules.data ? (
-        <Loading />
-      ) : (
+      <Loaded of={rules}>
         <Table
           caption={`Rules (${formatNumber(rules.data?.total ?? 0)})`}
           rowKey={(r) => r.id}
@@ -178,7 +162,7 @@ export default function FiltersPage() {
             },
           ]}
         />
-      )}
+      </Loaded>
     </ManagePage>
   );
 }

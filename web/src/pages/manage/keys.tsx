@@ -4,8 +4,12 @@
 // activated (PUT /api/api-keys/<id> {tenant_id, is_active}) and deleted (DELETE, confirmed).
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
+import { CheckField } from '../../ui/check-field.tsx';
+import { ConfirmButton } from '../../ui/confirm.tsx';
 import { Button, ErrorBox, Field, formatTime, Loading, Table } from '../../ui/index.ts';
-import { CheckField, ConfirmButton, SelectField } from './controls.tsx';
+import { SelectField } from '../../ui/select-field.tsx';
+import { useAction } from '../../ui/use-action.ts';
+import { useSubmit } from '../../ui/use-submit.ts';
 import { tenantIdOf } from './form-values.ts';
 import { Done, ManagePage } from './layout.tsx';
 import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
@@ -25,38 +29,26 @@ function AddKey({
   const [secret, setSecret] = useState('');
   const [baseUrl, setBaseUrl] = useState('');
   const [active, setActive] = useState(true);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const chosen = tenantIdOf(tenant) ?? tenantIds.data?.[0]?.id ?? null;
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
+  const { busy, error, submit } = useSubmit(async () => {
     if (chosen == null) {
-      setError('Choose a tenant first');
-      return;
+      throw new Error('Choose a tenant first');
     }
-    setBusy(true);
     // The plain key leaves the page's state as soon as it is sent, whatever the answer.
     const plain = secret;
     setSecret('');
-    try {
-      await api.post('/api/api-keys', {
-        tenant_id: chosen,
-        provider,
-        key_name: name,
-        api_key: plain,
-        base_url: baseUrl.trim() || undefined,
-        is_active: active,
-      });
-      onAdded(`Key ${name} stored; it is shown masked from now on`);
-      setName('');
-      setBaseUrl('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await api.post('/api/api-keys', {
+      tenant_id: chosen,
+      provider,
+      key_name: name,
+      api_key: plain,
+      base_url: baseUrl.trim() || undefined,
+      is_active: active,
+    });
+    onAdded(`Key ${name} stored; it is shown masked from now on`);
+    setName('');
+    setBaseUrl('');
+  });
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="add-key-h" autoComplete="off">
       <h2 id="add-key-h">Add a provider key</h2>
@@ -112,21 +104,11 @@ export default function KeysPage() {
     [filter],
   );
   const [done, setDone] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const act = async (what: () => Promise<unknown>, msg: string) => {
-    setError(null);
-    try {
-      await what();
-      setDone(msg);
-      void keys.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
   const added = (msg: string) => {
     setDone(msg);
     void keys.reload();
   };
+  const { act, error } = useAction(added);
 
   return (
     <ManagePage title="Provider keys">

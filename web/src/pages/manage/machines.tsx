@@ -4,8 +4,12 @@
 // (GET /api/remote/machines) with unregister (DELETE, confirmed; ends their sessions).
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
-import { Button, ErrorBox, Field, formatTime, Loading, Table } from '../../ui/index.ts';
-import { ConfirmButton, SelectField } from './controls.tsx';
+import { ConfirmButton } from '../../ui/confirm.tsx';
+import { Button, ErrorBox, Field, formatTime, Table } from '../../ui/index.ts';
+import { Loaded } from '../../ui/loaded.tsx';
+import { SelectField } from '../../ui/select-field.tsx';
+import { useAction } from '../../ui/use-action.ts';
+import { useSubmit } from '../../ui/use-submit.ts';
 import { tenantIdOf } from './form-values.ts';
 import { installCommand, installCommandWindows } from './install-command.ts';
 import { Done, ManagePage, useFocusOnOpen } from './layout.tsx';
@@ -80,49 +84,36 @@ export default function MachinesPage() {
   const [tenant, setTenant] = useState('');
   const [machineId, setMachineId] = useState('');
   const [created, setCreated] = useState<Created | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<string | null>(null);
 
   const chosenTenant = tenantIdOf(tenant) ?? tenants.data?.[0]?.id ?? null;
-  const create = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
+  const {
+    busy,
+    error,
+    submit: create,
+  } = useSubmit(async () => {
     setDone(null);
     if (chosenTenant == null) {
-      setError('Choose a tenant first');
-      return;
+      throw new Error('Choose a tenant first');
     }
-    setBusy(true);
-    try {
-      const r = await api.post<Created>('/api/remote/machines/register', {
-        tenant_id: chosenTenant,
-        machine_id: machineId.trim() || undefined,
-      });
-      setCreated(r);
-      setMachineId('');
-      void tokens.reload();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const act = async (what: () => Promise<unknown>, msg: string) => {
-    setError(null);
-    try {
-      await what();
-      setDone(msg);
-      void tokens.reload();
-      void machines.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    const r = await api.post<Created>('/api/remote/machines/register', {
+      tenant_id: chosenTenant,
+      machine_id: machineId.trim() || undefined,
+    });
+    setCreated(r);
+    setMachineId('');
+    void tokens.reload();
+  });
+  const { act, error: actError } = useAction((msg) => {
+    setDone(msg);
+    void tokens.reload();
+    void machines.reload();
+  });
 
   return (
     <ManagePage title="Machines">
       <Done message={done} />
+      <ErrorBox error={actError} />
       {created && (
         <NewToken
           token={created}
@@ -156,10 +147,7 @@ export default function MachinesPage() {
         </Button>
       </form>
 
-      <ErrorBox error={machines.error} />
-      {machines.loading && !machines.data ? (
-        <Loading />
-      ) : (
+      <Loaded of={machines}>
         <Table
           caption="Registered machines"
           rowKey={(m) => m.machine_id}
@@ -208,12 +196,9 @@ export default function MachinesPage() {
             },
           ]}
         />
-      )}
+      </Loaded>
 
-      <ErrorBox error={tokens.error} />
-      {tokens.loading && !tokens.data ? (
-        <Loading />
-      ) : (
+      <Loaded of={tokens}>
         <Table
           caption="Registration tokens"
           rowKey={(t) => t.id}
@@ -251,7 +236,7 @@ export default function MachinesPage() {
             },
           ]}
         />
-      )}
+      </Loaded>
     </ManagePage>
   );
 }

@@ -3,8 +3,9 @@
 // instances pick a change up within the API's cache time, shown on the page.
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
+import { CheckField } from '../../ui/check-field.tsx';
 import { Button, ErrorBox, Field, Loading } from '../../ui/index.ts';
-import { CheckField } from './controls.tsx';
+import { useSubmit } from '../../ui/use-submit.ts';
 import { changedOnly, readIntFields } from './form-values.ts';
 import { Done, ManagePage } from './layout.tsx';
 import { useResource } from './use-resource.ts';
@@ -36,10 +37,7 @@ function SettingsForm({ view, onSaved }: { view: View; onSaved: (v: View) => voi
   });
   const [link, setLink] = useState(s.sso_link_existing_by_email);
   const [errors, setErrors] = useState<Partial<Record<NumKey, string>>>({});
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const { busy, error, submit } = useSubmit(async () => {
     const next: Partial<Record<NumKey, string>> = {};
     for (const [k, , min, max] of NUMBERS) {
       const p = readIntFields({ [k]: fields[k] }, { min, max });
@@ -55,20 +53,9 @@ function SettingsForm({ view, onSaved }: { view: View; onSaved: (v: View) => voi
       sso_link_existing_by_email: link,
     };
     const diff = changedOnly(s, wanted);
-    if (!Object.keys(diff).length) {
-      setError('Nothing changed');
-      return;
-    }
-    setBusy(true);
-    setError(null);
-    try {
-      onSaved(await api.put<View>('/api/security-settings', diff));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    if (!Object.keys(diff).length) throw new Error('Nothing changed');
+    onSaved(await api.put<View>('/api/security-settings', diff));
+  });
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="sec-h" noValidate>
       <h2 id="sec-h">Login and passwords</h2>

@@ -4,8 +4,14 @@
 // register a new one (names are never reused).
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
-import { Button, ErrorBox, Field, Loading, Table } from '../../ui/index.ts';
-import { CheckField, ConfirmButton, SelectField, TextAreaField } from './controls.tsx';
+import { CheckField } from '../../ui/check-field.tsx';
+import { ConfirmButton } from '../../ui/confirm.tsx';
+import { Button, ErrorBox, Field, Table } from '../../ui/index.ts';
+import { Loaded } from '../../ui/loaded.tsx';
+import { SelectField } from '../../ui/select-field.tsx';
+import { TextareaField } from '../../ui/textarea-field.tsx';
+import { useAction } from '../../ui/use-action.ts';
+import { useSubmit } from '../../ui/use-submit.ts';
 import { scopesOf, tenantIdOf } from './form-values.ts';
 import { Done, ManagePage } from './layout.tsx';
 import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
@@ -31,8 +37,6 @@ function AddProvider({ onAdded }: { onAdded: (msg: string) => void }) {
     cert: '',
   });
   const [trustEmail, setTrustEmail] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const set = (k: keyof typeof f) => (v: string) => setF({ ...f, [k]: v });
 
   const body = () => {
@@ -62,22 +66,13 @@ function AddProvider({ onAdded }: { onAdded: (msg: string) => void }) {
       trust_email: trustEmail,
     };
   };
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
+  const { busy, error, submit } = useSubmit(async () => {
     const payload = body();
     setF((x) => ({ ...x, client_secret: '' }));
-    try {
-      await api.post('/api/sso/providers', payload);
-      onAdded(`Provider ${payload.name} registered`);
-      setF((x) => ({ ...x, name: '', client_id: '', cert: '' }));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await api.post('/api/sso/providers', payload);
+    onAdded(`Provider ${payload.name} registered`);
+    setF((x) => ({ ...x, name: '', client_id: '', cert: '' }));
+  });
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="add-sso-h" autoComplete="off">
       <h2 id="add-sso-h">Register an identity provider</h2>
@@ -164,7 +159,7 @@ function AddProvider({ onAdded }: { onAdded: (msg: string) => void }) {
         />
       )}
       {kind === 'saml' && (
-        <TextAreaField
+        <TextareaField
           label="Identity provider signing certificate (PEM)"
           value={f.cert}
           onValue={set('cert')}
@@ -184,11 +179,11 @@ export default function SsoPage() {
     api.get<{ providers: SsoProvider[] }>('/api/sso/providers', { signal }),
   );
   const [done, setDone] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const changed = (msg: string) => {
     setDone(msg);
     void providers.reload();
   };
+  const { act, error } = useAction(changed);
   return (
     <ManagePage title="Single sign-on">
       <Done message={done} />
@@ -198,10 +193,7 @@ export default function SsoPage() {
         Settings).
       </p>
       <ErrorBox error={error} />
-      <ErrorBox error={providers.error} />
-      {providers.loading && !providers.data ? (
-        <Loading />
-      ) : (
+      <Loaded of={providers}>
         <Table
           caption="Active identity providers"
           rowKey={(p) => p.name}
@@ -223,15 +215,12 @@ export default function SsoPage() {
                 <ConfirmButton
                   label={`Disable ${p.name}`}
                   question={`Disable ${p.name}? Its users can no longer sign in with it.`}
-                  onConfirm={async () => {
-                    setError(null);
-                    try {
-                      await api.del(`/api/sso/providers/${encodeURIComponent(p.name)}`);
-                      changed(`Provider ${p.name} disabled`);
-                    } catch (err) {
-                      setError(err);
-                    }
-                  }}
+                  onConfirm={() =>
+                    act(
+                      () => api.del(`/api/sso/providers/${encodeURIComponent(p.name)}`),
+                      `Provider ${p.name} disabled`,
+                    )
+                  }
                 >
                   Disable
                 </ConfirmButton>
@@ -239,7 +228,7 @@ export default function SsoPage() {
             },
           ]}
         />
-      )}
+      </Loaded>
       <AddProvider onAdded={changed} />
     </ManagePage>
   );

@@ -3,8 +3,13 @@
 // (POST …/suspend|activate; suspending is confirmed) and delete (DELETE, soft, confirmed).
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
+import { CheckField } from '../../ui/check-field.tsx';
+import { ConfirmButton } from '../../ui/confirm.tsx';
 import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
-import { CheckField, ConfirmButton, SelectField } from './controls.tsx';
+import { Loaded } from '../../ui/loaded.tsx';
+import { SelectField } from '../../ui/select-field.tsx';
+import { useAction } from '../../ui/use-action.ts';
+import { useSubmit } from '../../ui/use-submit.ts';
 import { intText, readIntFields } from './form-values.ts';
 import { Done, ManagePage, useFocusOnOpen } from './layout.tsx';
 import type { Tenant, TenantDetail } from './types.ts';
@@ -20,29 +25,18 @@ function CreateTenant({ onCreated }: { onCreated: (msg: string) => void }) {
   const [slug, setSlug] = useState('');
   const [plan, setPlan] = useState('');
   const [email, setEmail] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await api.post<{ tenant: Tenant }>('/api/tenants', {
-        name,
-        slug: slug.trim() || undefined,
-        plan: plan || undefined,
-        contact_email: email,
-      });
-      onCreated(`Tenant ${r.tenant.name} created (${r.tenant.slug})`);
-      setName('');
-      setSlug('');
-      setEmail('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    const r = await api.post<{ tenant: Tenant }>('/api/tenants', {
+      name,
+      slug: slug.trim() || undefined,
+      plan: plan || undefined,
+      contact_email: email,
+    });
+    onCreated(`Tenant ${r.tenant.name} created (${r.tenant.slug})`);
+    setName('');
+    setSlug('');
+    setEmail('');
+  });
   const options = [
     { value: '', label: 'Default plan' },
     ...(plans.data?.plans ?? []).map((p) => ({ value: p.id, label: `${p.id}: ${p.description}` })),
@@ -84,24 +78,13 @@ function TenantQuota({ detail, onSaved }: { detail: TenantDetail; onSaved: (msg:
     Object.fromEntries(QUOTA_FIELDS.map(([k]) => [k, intText(detail.quota[k])])) as Record<QuotaKey, string>,
   );
   const [errors, setErrors] = useState<Partial<Record<QuotaKey, string>>>({});
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const { busy, error, submit } = useSubmit(async () => {
     const parsed = readIntFields(fields);
     setErrors(parsed.errors);
     if (Object.keys(parsed.errors).length) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await api.put(`/api/tenants/${detail.id}/quota`, parsed.values);
-      onSaved(`Quotas of ${detail.name} saved`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await api.put(`/api/tenants/${detail.id}/quota`, parsed.values);
+    onSaved(`Quotas of ${detail.name} saved`);
+  });
   return (
     <form onSubmit={submit} aria-labelledby="tq-h">
       <h3 id="tq-h">Quotas</h3>
@@ -135,29 +118,18 @@ function TenantSettings({ detail, onSaved }: { detail: TenantDetail; onSaved: (m
     data_retention_days: intText(s.data_retention_days),
   });
   const [errors, setErrors] = useState<Partial<Record<keyof typeof days, string>>>({});
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const { busy, error, submit } = useSubmit(async () => {
     const parsed = readIntFields(days, { min: 1, max: 36500 });
     setErrors(parsed.errors);
     if (Object.keys(parsed.errors).length) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await api.put(`/api/tenants/${detail.id}/settings`, {
-        content_filter_enabled: filter,
-        audit_log_enabled: audit,
-        sso_enabled: sso,
-        ...parsed.values,
-      });
-      onSaved(`Settings of ${detail.name} saved`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await api.put(`/api/tenants/${detail.id}/settings`, {
+      content_filter_enabled: filter,
+      audit_log_enabled: audit,
+      sso_enabled: sso,
+      ...parsed.values,
+    });
+    onSaved(`Settings of ${detail.name} saved`);
+  });
   return (
     <form onSubmit={submit} aria-labelledby="ts-h">
       <h3 id="ts-h">Settings</h3>
@@ -200,17 +172,10 @@ function TenantPanel({
     [id],
   );
   const heading = useFocusOnOpen<HTMLHeadingElement>(!!detail.data);
-  const [error, setError] = useState<unknown>(null);
-  const act = async (what: () => Promise<unknown>, msg: string) => {
-    setError(null);
-    try {
-      await what();
-      onChanged(msg);
-      await detail.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const { act, error } = useAction(async (msg) => {
+    onChanged(msg);
+    await detail.reload();
+  });
   if (detail.error) return <ErrorBox error={detail.error} />;
   const t = detail.data?.tenant;
   if (!t) return <Loading />;
@@ -251,16 +216,13 @@ function TenantPanel({
           <ConfirmButton
             label={`Delete ${t.name}`}
             question={`Delete ${t.name}?`}
-            onConfirm={async () => {
-              setError(null);
-              try {
+            onConfirm={() =>
+              act(async () => {
                 await api.del(`/api/tenants/${t.id}`);
                 onChanged(`Tenant ${t.name} deleted`);
                 onClose();
-              } catch (err) {
-                setError(err);
-              }
-            }}
+              })
+            }
           >
             Delete
           </ConfirmButton>
@@ -288,10 +250,7 @@ export default function TenantsPage() {
       <Done message={done} />
       {open != null && <TenantPanel key={open} id={open} onChanged={changed} onClose={() => setOpen(null)} />}
       <CreateTenant onCreated={changed} />
-      <ErrorBox error={tenants.error} />
-      {tenants.loading && !tenants.data ? (
-        <Loading />
-      ) : (
+      <Loaded of={tenants}>
         <Table
           caption={`Tenants (${formatNumber(tenants.data?.tenants.length ?? 0)})`}
           rowKey={(t) => t.id}
@@ -327,7 +286,7 @@ export default function TenantsPage() {
             },
           ]}
         />
-      )}
+      </Loaded>
     </ManagePage>
   );
 }

@@ -3,8 +3,13 @@
 // (PUT …/quota; token quotas are in millions, spec rule), delete (DELETE, confirmed).
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
-import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
-import { CheckField, ConfirmButton, SelectField } from './controls.tsx';
+import { CheckField } from '../../ui/check-field.tsx';
+import { ConfirmButton } from '../../ui/confirm.tsx';
+import { Button, ErrorBox, Field, formatNumber, formatTime, Table } from '../../ui/index.ts';
+import { Loaded } from '../../ui/loaded.tsx';
+import { SelectField } from '../../ui/select-field.tsx';
+import { useAction } from '../../ui/use-action.ts';
+import { useSubmit } from '../../ui/use-submit.ts';
 import { intText, readIntFields, tenantIdOf } from './form-values.ts';
 import { Done, ManagePage, useFocusOnOpen } from './layout.tsx';
 import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
@@ -22,31 +27,20 @@ function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
   const [role, setRole] = useState('user');
   const [tenant, setTenant] = useState('');
   const [mustChange, setMustChange] = useState(true);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await api.post('/api/admin/users', {
-        username,
-        email,
-        password,
-        role,
-        tenant_id: tenantIdOf(tenant) ?? undefined,
-        must_change_password: mustChange,
-      });
-      onCreated(`User ${username} created`);
-      setUsername('');
-      setEmail('');
-      setPassword('');
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    await api.post('/api/admin/users', {
+      username,
+      email,
+      password,
+      role,
+      tenant_id: tenantIdOf(tenant) ?? undefined,
+      must_change_password: mustChange,
+    });
+    onCreated(`User ${username} created`);
+    setUsername('');
+    setEmail('');
+    setPassword('');
+  });
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="create-user-h">
       <h2 id="create-user-h">Create a user</h2>
@@ -89,26 +83,15 @@ function EditUser({ user, onDone }: { user: User; onDone: (msg: string | null) =
   const [tenant, setTenant] = useState(user.tenant_id == null ? '' : String(user.tenant_id));
   const [active, setActive] = useState(user.is_active);
   const [email, setEmail] = useState(user.email ?? '');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await api.put(`/api/admin/users/${user.id}`, {
-        role,
-        email,
-        is_active: active,
-        tenant_id: tenantIdOf(tenant),
-      });
-      onDone(`User ${user.username} updated`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    await api.put(`/api/admin/users/${user.id}`, {
+      role,
+      email,
+      is_active: active,
+      tenant_id: tenantIdOf(tenant),
+    });
+    onDone(`User ${user.username} updated`);
+  });
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="edit-user-h">
       <h2 id="edit-user-h" tabIndex={-1} ref={heading}>
@@ -142,21 +125,10 @@ function ResetPassword({ user, onDone }: { user: User; onDone: (msg: string | nu
   const heading = useFocusOnOpen<HTMLHeadingElement>();
   const [password, setPassword] = useState('');
   const [mustChange, setMustChange] = useState(true);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await api.put(`/api/admin/users/${user.id}/password`, { password, must_change_password: mustChange });
-      onDone(`Password of ${user.username} reset; their sessions were ended`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, error, submit } = useSubmit(async () => {
+    await api.put(`/api/admin/users/${user.id}/password`, { password, must_change_password: mustChange });
+    onDone(`Password of ${user.username} reset; their sessions were ended`);
+  });
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="reset-h">
       <h2 id="reset-h" tabIndex={-1} ref={heading}>
@@ -201,24 +173,13 @@ function UserQuota({ user, onDone }: { user: User; onDone: (msg: string | null) 
     monthly_request_quota: intText(user.monthly_request_quota),
   });
   const [errors, setErrors] = useState<Partial<Record<QuotaKey, string>>>({});
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const { busy, error, submit } = useSubmit(async () => {
     const parsed = readIntFields(fields, { emptyAs: 'null' });
     setErrors(parsed.errors);
     if (Object.keys(parsed.errors).length) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await api.put(`/api/admin/users/${user.id}/quota`, parsed.values);
-      onDone(`Quota of ${user.username} saved`);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    await api.put(`/api/admin/users/${user.id}/quota`, parsed.values);
+    onDone(`Quota of ${user.username} saved`);
+  });
   return (
     <form class="panel" onSubmit={submit} aria-labelledby="quota-h">
       <h2 id="quota-h" tabIndex={-1} ref={heading}>
@@ -255,7 +216,6 @@ export default function UsersPage() {
   const tenants = useTenants();
   const [panel, setPanel] = useState<Panel>(null);
   const [done, setDone] = useState<string | null>(null);
-  const [actionError, setActionError] = useState<unknown>(null);
 
   const finish = (msg: string | null) => {
     setPanel(null);
@@ -265,15 +225,8 @@ export default function UsersPage() {
       void tenants.reload();
     }
   };
-  const remove = async (u: User) => {
-    setActionError(null);
-    try {
-      await api.del(`/api/admin/users/${u.id}`);
-      finish(`User ${u.username} deleted`);
-    } catch (err) {
-      setActionError(err);
-    }
-  };
+  const { act, error: actionError } = useAction(finish);
+  const remove = (u: User) => act(() => api.del(`/api/admin/users/${u.id}`), `User ${u.username} deleted`);
   const quota = (n: number | null) => (n == null ? '—' : formatNumber(n));
 
   return (
@@ -284,10 +237,7 @@ export default function UsersPage() {
       {panel?.kind === 'password' && <ResetPassword key={panel.user.id} user={panel.user} onDone={finish} />}
       {panel?.kind === 'quota' && <UserQuota key={panel.user.id} user={panel.user} onDone={finish} />}
       <CreateUser onCreated={finish} />
-      <ErrorBox error={users.error} />
-      {users.loading && !users.data ? (
-        <Loading />
-      ) : (
+      <Loaded of={users}>
         <Table
           caption={`Users (${formatNumber(users.data?.users.length ?? 0)})`}
           rowKey={(u) => u.id}
@@ -353,7 +303,7 @@ export default function UsersPage() {
             },
           ]}
         />
-      )}
+      </Loaded>
     </ManagePage>
   );
 }

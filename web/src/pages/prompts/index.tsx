@@ -7,6 +7,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import { useAuth } from '../../auth/session.tsx';
 import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
+import { Pager } from '../../ui/pager.tsx';
 import { SelectField } from '../../ui/select-field.tsx';
 import { useLoad } from '../../ui/use-load.ts';
 import type { PromptTemplate } from './prompt-form.ts';
@@ -129,19 +130,7 @@ export default function Prompts() {
               },
             ]}
           />
-          {list.data.total > PAGE_SIZE && (
-            <nav class="pager" aria-label="Pages">
-              <Button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
-                Previous page
-              </Button>
-              <Button
-                disabled={offset + PAGE_SIZE >= list.data.total}
-                onClick={() => setOffset(offset + PAGE_SIZE)}
-              >
-                Next page
-              </Button>
-            </nav>
-          )}
+          <Pager offset={offset} total={list.data.total} pageSize={PAGE_SIZE} onOffset={setOffset} />
         </>
       )}
     </section>

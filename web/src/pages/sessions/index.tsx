@@ -5,6 +5,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
+import { Pager } from '../../ui/pager.tsx';
 import { SelectField } from '../../ui/select-field.tsx';
 import { useLoad } from '../../ui/use-load.ts';
 import { STATUS_LABEL, sessionName, type WorkspaceSession } from './session-types.ts';
@@ -124,19 +125,7 @@ export default function Sessions() {
               { key: 'updated_at', header: 'Last activity', render: (x) => formatTime(x.updated_at) },
             ]}
           />
-          {list.data.total > PAGE_SIZE && (
-            <nav class="pager" aria-label="Pages">
-              <Button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
-                Previous page
-              </Button>
-              <Button
-                disabled={offset + PAGE_SIZE >= list.data.total}
-                onClick={() => setOffset(offset + PAGE_SIZE)}
-              >
-                Next page
-              </Button>
-            </nav>
-          )}
+          <Pager offset={offset} total={list.data.total} pageSize={PAGE_SIZE} onOffset={setOffset} />
         </>
       )}
     </section>
