@@ -1,6 +1,6 @@
 // Builds the web application (web/ -> web/dist) with Vite when the build is missing or stale: older
-// than any file in web/src, web/index.html or web/vite.config.ts. Used by `npm start` before it
-// listens and by the test runner before browser tests; `npm run build:web` builds unconditionally.
+// than any file in web/src, web/index.html, web/vite.config.ts or its plugin web/precompress.ts. Used
+// by `npm start` before it listens and by the test runner before browser tests; `npm run build:web` builds unconditionally.
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +22,12 @@ function newestMtime(p: string): number {
 export function webBuildNeeded(): 'missing' | 'stale' | null {
   if (!existsSync(BUILT)) return 'missing';
   const built = statSync(BUILT).mtimeMs;
-  const sources = [path.join(WEB, 'src'), path.join(WEB, 'index.html'), path.join(WEB, 'vite.config.ts')];
+  const sources = [
+    path.join(WEB, 'src'),
+    path.join(WEB, 'index.html'),
+    path.join(WEB, 'vite.config.ts'),
+    path.join(WEB, 'precompress.ts'),
+  ];
   const newest = Math.max(...sources.filter(existsSync).map(newestMtime));
   return newest > built ? 'stale' : null;
 }
