@@ -76,6 +76,11 @@ export interface ForwardOptions {
   signal?: AbortSignal;
   /** Give up when the provider sends nothing for this long. Default 300 s. */
   idleTimeoutMs?: number;
+  /**
+   * A provider error's class (domain/proxy/provider-errors.ts), before the error reaches the caller:
+   * the relay waits for the returned promise (bounded, provider-error-relay.ts). Must not reject.
+   */
+  onProviderError?: (cls: ProviderErrorClass) => Promise<void>;
   /** Called once, after the response is over. Must not throw (an exception is reported as a warning). */
   onDone?: (result: ForwardResult) => void;
 }
@@ -256,8 +261,9 @@ class ForwardedCall {
             'The model provider sent an error response the proxy cannot relay',
           );
         },
-        onBody: (body) => {
+        beforeRelay: (body) => {
           this.providerError = classifyProviderError(status, body);
+          return this.options.onProviderError?.(this.providerError);
         },
       });
       if (this.wireFormat !== null) this.noUsageReason = `provider answered ${status}`;

@@ -3,6 +3,10 @@
  * stored key (key-echo.ts). Error bodies are small, so this one path buffers instead of piping: the
  * body is read whole (bounded), decompressed if the provider compressed it anyway, scrubbed, and sent
  * with its own content-length. Success responses never come here and keep streaming untouched.
+ *
+ * `beforeRelay` sees the scrubbed body before the caller does, and the relay waits for it (at most
+ * BEFORE_RELAY_WAIT_MS): whoever reads what it records after the caller got the error (the autonomous
+ * runner reads the session's last provider error once its CLI exits) finds it already written.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import zlib from 'node:zlib';
@@ -15,6 +19,9 @@ const MAX_ERROR_BODY = 1 << 20;
 /** Headers that describe the provider's framing of the body, which the relay re-frames. */
 const REFRAMED = new Set(['content-length', 'content-encoding', 'transfer-encoding']);
 
+/** How long an error response waits for `beforeRelay`: a slow store delays it, never withholds it. */
+export const BEFORE_RELAY_WAIT_MS = 2000;
+
 export function relayProviderError(
   upstreamRes: IncomingMessage,
   res: ServerResponse,
@@ -23,8 +30,8 @@ export function relayProviderError(
   on: {
     onBytes: (n: number) => void;
     onFailure: (code: string) => void;
-    /** The relayed body, decoded and scrubbed, after it was sent (domain/proxy/provider-errors.ts). */
-    onBody?: (body: Buffer) => void;
+    /** The body, decoded and scrubbed, before it is sent; the relay waits for a returned promise. */
+    beforeRelay?: (body: Buffer) => Promise<void> | void;
   },
 ): void {
   const chunks: Buffer[] = [];
@@ -47,7 +54,7 @@ export function relayProviderError(
   upstreamRes.on('close', () => {
     if (!upstreamRes.complete) fail('ECONNRESET');
   });
-  upstreamRes.on('end', () => {
+  upstreamRes.on('end', async () => {
     if (failed || res.destroyed) return;
     let body: Buffer;
     try {
@@ -57,6 +64,8 @@ export function relayProviderError(
     }
     const text = removeKeyEchoes(body.toString('utf8'), secretsOf(providerAuth));
     const out = Buffer.from(text, 'utf8');
+    await waitBounded(on.beforeRelay?.(out));
+    if (res.destroyed) return;
     const raw = responseHeadersForClient(upstreamRes.rawHeaders);
     const headers: string[] = [];
     for (let i = 0; i < raw.length; i += 2)
@@ -68,8 +77,20 @@ export function relayProviderError(
       return fail('EBADHEADER');
     }
     res.end(out);
-    on.onBody?.(out);
   });
+}
+
+/** Waits for `p` (its failure is the hook's own business), at most BEFORE_RELAY_WAIT_MS. */
+async function waitBounded(p: Promise<void> | void): Promise<void> {
+  if (p === undefined) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    p.catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, BEFORE_RELAY_WAIT_MS);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 function header(msg: IncomingMessage, name: string): string | undefined {

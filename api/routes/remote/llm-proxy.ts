@@ -190,9 +190,13 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     if (outcome?.kind === 'ok') void quota.release(outcome.reservation);
   }
 
-  /** A failed call's fact on the caller's session, for the autonomous runner (errors and refusals only). */
-  function recordCallError(call: ProxyCallContext, fact: SessionCallError) {
-    providerErrors
+  /**
+   * A failed call's fact on the caller's session, for the autonomous runner (errors and refusals
+   * only). Awaited before the error is sent (refusals here, provider errors through the relay's
+   * `onProviderError`), so a CLI that exits on the error never beats its record.
+   */
+  function recordCallError(call: ProxyCallContext, fact: SessionCallError): Promise<void> {
+    return providerErrors
       .record(call.tenantId, call.sessionId, fact, deps.now())
       .catch((error) =>
         deps.logger.warn(
@@ -391,7 +395,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
 
     if (reserved === undefined) reserved = await reserve({ userId: call.userId, tenantId: call.tenantId });
     if (reserved?.kind === 'failed') {
-      recordCallError(call, 'quota_check_failed');
+      await recordCallError(call, 'quota_check_failed');
       return refuse(
         req,
         res,
@@ -407,7 +411,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     }
     if (reserved?.kind === 'exceeded') {
       const retryAfter = secondsUntilPeriodEnd(refusalPeriod(reserved.exceeded), deps.now());
-      recordCallError(call, 'quota_exceeded');
+      await recordCallError(call, 'quota_exceeded');
       return refuse(
         req,
         res,
@@ -503,6 +507,10 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       addsStreamUsage: allowed.addsStreamUsage,
       heldBody,
       egress: call.key.createdBySystemAdmin ? undefined : egress,
+      // A relayed provider error: its class goes on the session before the caller sees the error
+      // (error responses only, off the success path) for the autonomous runner
+      // (db/repositories/session-provider-errors.ts).
+      onProviderError: (cls) => recordCallError(call, cls),
       onDone: (result: ForwardResult) => {
         // One assistant response = one request (spec rule 3): the provider answered 2xx, even if the
         // caller left before the end. Anything else gives the reservation back.
@@ -529,9 +537,6 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
               endpoint: allowed.pattern,
             });
         }
-        // A relayed provider error: its class goes on the session (error responses only, off the
-        // success path) for the autonomous runner (db/repositories/session-provider-errors.ts).
-        if (result.providerError !== undefined) recordCallError(call, result.providerError);
         const unreadable = counted && metering.kind === 'tokens' && result.usage === null;
         const estimated = result.usage?.estimated === true;
         finished(
