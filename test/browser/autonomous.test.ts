@@ -244,7 +244,7 @@ async function controlsFlow(page: Page, errors: string[]) {
   await controls.getByRole('alertdialog').getByText('Stop this workflow?').waitFor();
   await screenshot(page, 'autonomous', 'confirm-stop');
   await controls.getByRole('button', { name: 'Keep it' }).click();
-  assert.equal(await controls.getByRole('alertdialog').count(), 0);
+  await controls.getByRole('alertdialog').waitFor({ state: 'detached' });
 
   await controls.getByRole('button', { name: 'Pause' }).click();
   await page.locator('.aw-head .aw-badge[data-status="paused"]').waitFor();
