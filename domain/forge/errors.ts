@@ -15,7 +15,13 @@ export type ForgeErrorCode =
   | 'too_many_changed_files'
   | 'pull_request_not_found'
   | 'pull_request_state'
-  | 'project_repository';
+  | 'project_repository'
+  // The remote forge's API (GitHub, services/forge/github/): its HTTP refusals and failures.
+  | 'forge_permission'
+  | 'forge_not_found'
+  | 'forge_transient'
+  | 'forge_api'
+  | 'ci_evidence_insufficient';
 
 export class ForgeError extends AppError {
   constructor(
@@ -115,5 +121,56 @@ export class PullRequestStateError extends ForgeError {
 export class ProjectRepositoryError extends ForgeError {
   constructor(message: string) {
     super('project_repository', 400, message);
+  }
+}
+
+/** The remote forge refused the token (401/403): missing scope, revoked token, no access. */
+export class ForgePermissionError extends ForgeError {
+  constructor(
+    message: string,
+    readonly httpStatus: number,
+  ) {
+    super('forge_permission', 403, message, { forge_status: httpStatus });
+  }
+}
+
+/** The remote forge answered 404 for something the operation needs (repository, PR, issue). */
+export class ForgeNotFoundError extends ForgeError {
+  constructor(message: string) {
+    super('forge_not_found', 404, message);
+  }
+}
+
+/** 429, 5xx or a network failure talking to the remote forge: retried with backoff. */
+export class ForgeTransientError extends ForgeError {
+  constructor(
+    message: string,
+    readonly httpStatus: number | null,
+  ) {
+    super('forge_transient', 502, message, { forge_status: httpStatus });
+  }
+}
+
+/** Any other refusal of the remote forge's API (422 validation...), with its own message. */
+export class ForgeApiError extends ForgeError {
+  constructor(
+    message: string,
+    readonly httpStatus: number,
+  ) {
+    super('forge_api', 502, message, { forge_status: httpStatus });
+  }
+}
+
+/**
+ * A failed check's log cannot be read yet (`logs_not_ready`) or at all with this token
+ * (`no_permission`): the spec's "insufficient CI evidence" class (wait for diagnosis, then fail with a
+ * permission hint).
+ */
+export class CiEvidenceInsufficientError extends ForgeError {
+  constructor(
+    readonly reason: 'logs_not_ready' | 'no_permission',
+    message: string,
+  ) {
+    super('ci_evidence_insufficient', 503, message, { reason });
   }
 }

@@ -4,8 +4,9 @@
 // run an activity again after a worker died mid-way (prepare reuses an existing worktree, openPr
 // reuses the recorded PR, commit finds nothing to commit the second time).
 //
-// The forge is the local one (services/forge/local-forge.ts); issue 15 puts GitHub behind the same
-// Forge interface. Worktrees live under the forge's worktree root as `<workflow id>`; the branch is
+// The forge is chosen per project (services/forge/forge-for-project.ts): GitHub when the project's
+// origin is a GitHub repository and a token is configured, else the local one (local-forge.ts).
+// Worktrees live under the forge's worktree root as `<workflow id>`; the branch is
 // domain/forge/branch-name.ts workflowBranch(id). A batch item pins its worktree to the batch's one
 // baseline (the first item's pin wins); a fork starts from the baseline its row was created with.
 import { existsSync, readdirSync } from 'node:fs';
@@ -23,6 +24,7 @@ import type {
   PullRequest,
   Worktree,
 } from '../../domain/forge/types.ts';
+import { forgeSelector, type ProjectForge, routingForge } from '../forge/forge-for-project.ts';
 import { workflowBranch } from '../forge/git.ts';
 import { type LocalForge, localForgeFromSettings } from '../forge/local-forge.ts';
 import { type MergeContext, observeMerge, refusalOf } from '../forge/observe.ts';
@@ -57,9 +59,20 @@ export function autonomousWorkspace(deps: Deps) {
   const workflows = workflowsRepository(deps.database);
   const batches = batchesRepository(deps.database);
   let forgeInstance: LocalForge | undefined;
-  const forge = () => {
+  const localForge = () => {
     forgeInstance ??= localForgeFromSettings(deps.settings, deps.database);
     return forgeInstance;
+  };
+  // The project's forge: GitHub when its origin is a GitHub repository and a token is configured
+  // (services/forge/forge-for-project.ts), else the local forge.
+  const forges = forgeSelector(deps.settings, deps.database, { local: localForge });
+  const forgeOf = (r: WorkflowRow): Promise<ProjectForge> => forges.forProject(r.projectPath);
+  // For callers without the row: the local forge, or (GitHub configured) one routed by repository key.
+  let routing: ProjectForge | undefined;
+  const forge = (): ProjectForge => {
+    if (!forges.github()) return localForge();
+    routing ??= routingForge(forges);
+    return routing;
   };
 
   async function row(workflowId: string): Promise<WorkflowRow> {
@@ -71,7 +84,7 @@ export function autonomousWorkspace(deps: Deps) {
   async function repoOf(r: WorkflowRow): Promise<ForgeRepository> {
     if (r.projectId == null || !r.projectPath)
       throw new NotFoundError(`Autonomous workflow ${r.workflowId} has no project`);
-    return forge().ensureRepository({ id: r.projectId, path: r.projectPath });
+    return (await forgeOf(r)).ensureRepository({ id: r.projectId, path: r.projectPath });
   }
 
   function worktreeOf(r: WorkflowRow, repo: ForgeRepository): Worktree {
@@ -83,18 +96,20 @@ export function autonomousWorkspace(deps: Deps) {
   async function pullRequestOf(r: WorkflowRow): Promise<PullRequest> {
     if (r.prNumber == null)
       throw new NotFoundError(`Autonomous workflow ${r.workflowId} has no pull request`);
-    return forge().getPullRequest(await repoOf(r), r.prNumber);
+    return (await forgeOf(r)).getPullRequest(await repoOf(r), r.prNumber);
   }
 
   const present = (dir: string) => existsSync(dir) && readdirSync(dir).length > 0;
 
   return {
     forge,
+    /** The forge of a workflow's project: GitHub or local (services/forge/forge-for-project.ts). */
+    forgeOf,
 
     /** The worktree of the workflow: created once (baseline pinned), reused afterwards. */
     async prepare(workflowId: string): Promise<PreparedWorkspace> {
       const r = await row(workflowId);
-      const f = forge();
+      const f = await forgeOf(r);
       const repo = await repoOf(r);
       if (r.preferredWorktreePath && r.branch && r.baselineSha && present(r.preferredWorktreePath))
         return {
@@ -140,7 +155,7 @@ export function autonomousWorkspace(deps: Deps) {
     /** Commits the agent's edits as the orchestrator; null when nothing changed. */
     async commit(workflowId: string, message: string) {
       const r = await row(workflowId);
-      return forge().commitAll(worktreeOf(r, await repoOf(r)), message);
+      return (await forgeOf(r)).commitAll(worktreeOf(r, await repoOf(r)), message);
     },
 
     /** Pushes the branch and opens the PR once (a second call returns the recorded one). */
@@ -153,8 +168,8 @@ export function autonomousWorkspace(deps: Deps) {
       const repo = await repoOf(r);
       if (r.prNumber != null) return { number: r.prNumber, url: r.prUrl ?? `${repo.repoKey}#${r.prNumber}` };
       const wt = worktreeOf(r, repo);
-      await forge().push(wt);
-      const pr = await forge().openPullRequest({
+      await (await forgeOf(r)).push(wt);
+      const pr = await (await forgeOf(r)).openPullRequest({
         repo,
         head: wt.branch,
         base: repo.defaultBranch,
@@ -170,13 +185,13 @@ export function autonomousWorkspace(deps: Deps) {
     /** Pushes new commits of the worktree (the local forge's branches are already the remote's). */
     async push(workflowId: string): Promise<string> {
       const r = await row(workflowId);
-      return forge().push(worktreeOf(r, await repoOf(r)));
+      return (await forgeOf(r)).push(worktreeOf(r, await repoOf(r)));
     },
 
     /** A short change summary of the PR for prompts: files with +/- counts. */
     async changeSummary(workflowId: string): Promise<string> {
       const r = await row(workflowId);
-      const d = await forge().prDiff(await pullRequestOf(r));
+      const d = await (await forgeOf(r)).prDiff(await pullRequestOf(r));
       const lines = d.files.slice(0, 60).map((f) => `${f.path} (+${f.additions} -${f.deletions})`);
       if (d.files.length > 60) lines.push(`... and ${d.files.length - 60} more files`);
       return lines.join('\n');
@@ -184,7 +199,7 @@ export function autonomousWorkspace(deps: Deps) {
 
     async runCi(workflowId: string, signal?: AbortSignal): Promise<CiSummary> {
       const r = await row(workflowId);
-      const result: CiResult = await forge().runCi(await pullRequestOf(r), { signal });
+      const result: CiResult = await (await forgeOf(r)).runCi(await pullRequestOf(r), { signal });
       if (result.status === 'no_ci')
         return { status: 'no_ci', headSha: result.headSha, logTail: result.reason };
       return { status: result.status, headSha: result.headSha, logTail: tail(result.logTail) };
@@ -197,14 +212,14 @@ export function autonomousWorkspace(deps: Deps) {
     ): Promise<{ decision: MergeDecision; ciLogTail: string | null; headSha: string }> {
       const r = await row(workflowId);
       const pr = await pullRequestOf(r);
-      const decision = decideMergeStep(await observeMerge(forge(), pr, ctx));
-      const latest = decision.action === 'ci_repair' ? await forge().latestCi(pr) : null;
+      const decision = decideMergeStep(await observeMerge(await forgeOf(r), pr, ctx));
+      const latest = decision.action === 'ci_repair' ? await (await forgeOf(r)).latestCi(pr) : null;
       return { decision, ciLogTail: tail(latest?.logTail), headSha: pr.headSha };
     },
 
     async sync(workflowId: string) {
       const r = await row(workflowId);
-      return forge().syncWithBase(await pullRequestOf(r));
+      return (await forgeOf(r)).syncWithBase(await pullRequestOf(r));
     },
 
     async merge(
@@ -212,24 +227,27 @@ export function autonomousWorkspace(deps: Deps) {
       title: string,
     ): Promise<{ result: MergeResult; refusal: MergeContext['refusal'] }> {
       const r = await row(workflowId);
-      const result = await forge().merge(await pullRequestOf(r), { method: 'merge', message: title });
+      const result = await (await forgeOf(r)).merge(await pullRequestOf(r), {
+        method: 'merge',
+        message: title,
+      });
       return { result, refusal: refusalOf(result) };
     },
 
     async beginConflictResolution(workflowId: string) {
       const r = await row(workflowId);
       const repo = await repoOf(r);
-      return forge().beginConflictResolution(worktreeOf(r, repo), await pullRequestOf(r));
+      return (await forgeOf(r)).beginConflictResolution(worktreeOf(r, repo), await pullRequestOf(r));
     },
 
     async completeConflictResolution(workflowId: string) {
       const r = await row(workflowId);
-      return forge().completeConflictResolution(worktreeOf(r, await repoOf(r)));
+      return (await forgeOf(r)).completeConflictResolution(worktreeOf(r, await repoOf(r)));
     },
 
     async abortConflictResolution(workflowId: string) {
       const r = await row(workflowId);
-      await forge().abortConflictResolution(worktreeOf(r, await repoOf(r)));
+      await (await forgeOf(r)).abortConflictResolution(worktreeOf(r, await repoOf(r)));
     },
 
     /**
@@ -238,7 +256,7 @@ export function autonomousWorkspace(deps: Deps) {
      */
     async prepareVerification(workflowId: string): Promise<string> {
       const r = await row(workflowId);
-      const f = forge();
+      const f = await forgeOf(r);
       const repo = await repoOf(r);
       const branch = `${workflowBranch(workflowId)}-verify`;
       const dir = path.join(f.worktreeRoot, `${workflowId}-verify`);
@@ -254,7 +272,7 @@ export function autonomousWorkspace(deps: Deps) {
     async cleanup(workflowId: string): Promise<void> {
       const r = await row(workflowId);
       if (r.projectId == null || !r.projectPath) return;
-      const f = forge();
+      const f = await forgeOf(r);
       const repo = await repoOf(r);
       const branch = r.branch ?? workflowBranch(workflowId);
       for (const [b, dir] of [
@@ -270,7 +288,8 @@ export function autonomousWorkspace(deps: Deps) {
 
     /** How the project owner takes the merged change into their own repository. */
     async pullCommand(workflowId: string): Promise<string[]> {
-      return forge().pullCommand(await repoOf(await row(workflowId)));
+      const r = await row(workflowId);
+      return (await forgeOf(r)).pullCommand(await repoOf(r));
     },
   };
 }
