@@ -10,13 +10,23 @@
 // Inputs and results carry ids, paths, prompts and counters only: the proxy token is issued and
 // revoked inside the activity.
 import { Context } from '@temporalio/activity';
+import { createLogger } from '../../api/logger.ts';
+import { isolationNotice } from '../../services/autonomous/runner/isolation/decide.ts';
 import { cliRunner, type RunCliInput, type RunCliResult } from '../../services/autonomous/runner/run-cli.ts';
 import { type SessionLineName, sessionLines } from '../../services/autonomous/session-lines.ts';
 import type { ActivityDeps } from '../index.ts';
 
 export type { RunCliInput, RunCliResult };
 
+let isolationLogged = false;
+
 export function createAutonomousRunnerActivities(deps: ActivityDeps) {
+  // Said once per process at start: whether agent CLIs run isolated, and if not, why.
+  if (!isolationLogged) {
+    isolationLogged = true;
+    const notice = isolationNotice(deps.settings);
+    createLogger(deps.settings.LOG_LEVEL)[notice.level]({ component: 'autonomous-runner' }, notice.message);
+  }
   const runner = cliRunner(deps);
   const lines = sessionLines(deps);
   return {

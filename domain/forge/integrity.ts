@@ -14,7 +14,7 @@ export const REPO_INTEGRITY_EXIT_CODE: number = LIMITS.integrityExitCode;
 
 export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
 
-/** One path under the Git directory. ACLs are not read yet (issue 15 adds them with the launcher). */
+/** One path under the Git directory (`acl`: read by the agent launcher, services/autonomous/runner/isolation). */
 export interface IntegrityEntry {
   /** Relative to the snapshotted directory, `/`-separated. */
   path: string;
@@ -26,6 +26,8 @@ export interface IntegrityEntry {
   gid: number;
   /** SHA-256 of the content (files), or the link target (symlinks); null for directories. */
   digest: string | null;
+  /** The extended POSIX ACL (entries joined by `,`); null: base entries only; absent: not read. */
+  acl?: string | null;
 }
 
 export type IntegritySnapshot = Map<string, IntegrityEntry>;
@@ -33,11 +35,11 @@ export type IntegritySnapshot = Map<string, IntegrityEntry>;
 export interface IntegrityViolation {
   path: string;
   change: 'added' | 'removed' | 'changed';
-  /** For `changed`: which of type, ino, mode, uid, gid, digest differ. */
+  /** For `changed`: which of type, ino, mode, uid, gid, digest, acl differ. */
   fields: (keyof Omit<IntegrityEntry, 'path'>)[];
 }
 
-const FIELDS = ['type', 'ino', 'mode', 'uid', 'gid', 'digest'] as const;
+const FIELDS = ['type', 'ino', 'mode', 'uid', 'gid', 'digest', 'acl'] as const;
 
 /** Every difference between two snapshots, in path order. Empty: untouched. */
 export function compareSnapshots(before: IntegritySnapshot, after: IntegritySnapshot): IntegrityViolation[] {

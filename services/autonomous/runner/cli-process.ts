@@ -25,6 +25,11 @@ export interface CliProcessOptions {
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /** Run as this account (isolation/launcher.ts); the service's own otherwise. */
+  uid?: number;
+  gid?: number;
+  /** Called with the pid right after spawn (isolation: the task cgroup is joined here). */
+  onSpawn?(pid: number): void;
   prompt: string;
   timeoutMs: number;
   graceMs: number;
@@ -70,6 +75,8 @@ export function runCliProcess(opts: CliProcessOptions): Promise<ProcessEnd> {
       child = spawn(opts.executable, opts.args, {
         cwd: opts.cwd,
         env: opts.env,
+        ...(opts.uid !== undefined ? { uid: opts.uid } : {}),
+        ...(opts.gid !== undefined ? { gid: opts.gid } : {}),
         detached: true,
         stdio: ['pipe', 'pipe', 'pipe'],
       });
@@ -78,6 +85,7 @@ export function runCliProcess(opts: CliProcessOptions): Promise<ProcessEnd> {
       return;
     }
     const pid = child.pid ?? null;
+    if (pid !== null) opts.onSpawn?.(pid);
     let frozen = false;
     let stoppedFor: ProcessEnd['stoppedFor'] = null;
     let turnEnded = false;

@@ -22,6 +22,18 @@ export function processStartTime(pid: number): string | null {
   }
 }
 
+/** The real uid of a process, or null when it is gone. */
+function processUid(pid: number): number | null {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Uid:'));
+    return line ? Number(line.slice(4).trim().split(/\s+/)[0]) : null;
+  } catch {
+    return null;
+  }
+}
+
 export function recordGroup(home: string, pid: number): void {
   const start = processStartTime(pid);
   if (start === null) return;
@@ -32,8 +44,12 @@ export function forgetGroup(home: string): void {
   rmSync(path.join(home, FILE), { force: true });
 }
 
-/** Kills the line's recorded group if its leader is still the process that was recorded. */
-export function killLeftoverGroup(home: string): boolean {
+/**
+ * Kills the line's recorded group if its leader is still the process that was recorded (and, with
+ * `onlyUid`, runs as that account: a record the agent could have forged never points the runner at
+ * another account's process).
+ */
+export function killLeftoverGroup(home: string, onlyUid?: number): boolean {
   let text: string;
   try {
     text = readFileSync(path.join(home, FILE), 'utf8');
@@ -45,6 +61,7 @@ export function killLeftoverGroup(home: string): boolean {
   const pid = Number(pidText);
   if (!Number.isSafeInteger(pid) || pid <= 1 || !start) return false;
   if (processStartTime(pid) !== start) return false;
+  if (onlyUid !== undefined && processUid(pid) !== onlyUid) return false;
   try {
     process.kill(-pid, 'SIGCONT');
     process.kill(-pid, 'SIGKILL');

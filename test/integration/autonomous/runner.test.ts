@@ -190,6 +190,7 @@ describe('autonomous runner', () => {
     const allowed = new Set([
       'PATH',
       'HOME',
+      'LANG', // isolated runs (services/autonomous/runner/isolation/agent-env.ts) set a fixed locale
       'ANTHROPIC_API_KEY',
       'ANTHROPIC_BASE_URL',
       'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
