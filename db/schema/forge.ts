@@ -4,7 +4,7 @@
 // worktree). The Git objects themselves live in `<data dir>/forge/<project id>.git`, never here.
 import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, uniqueIndex } from 'drizzle-orm/pg-core';
-import { createdAt, id, int, str, ts, txt, updatedAt } from './columns.ts';
+import { bool, createdAt, id, int, str, ts, txt, updatedAt } from './columns.ts';
 
 export const forgePullRequests = pgTable(
   'forge_pull_requests',
@@ -30,6 +30,8 @@ export const forgePullRequests = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     mergedAt: ts('merged_at'),
+    /** A draft PR is never merged (branch protection, migration 0032_forge_protection). */
+    draft: bool('draft', false),
   },
   (t) => [
     uniqueIndex('forge_pull_requests_repo_number').on(t.repoKey, t.number),
@@ -60,4 +62,26 @@ export const forgeCiRuns = pgTable(
     finishedAt: ts('finished_at'),
   },
   (t) => [index('forge_ci_runs_pull_request').on(t.pullRequestId, t.headSha)],
+);
+
+/**
+ * Reviews recorded on local-forge pull requests (migration 0032_forge_protection): the approval
+ * records a `required_approvals` rule of `.svc/branch-protection.json` counts. One row per reviewer and
+ * PR (a later review by the same reviewer replaces the earlier one); `head_sha` is the head reviewed,
+ * so `dismiss_stale_approvals` can ignore approvals of an older head.
+ */
+export const forgePullRequestReviews = pgTable(
+  'forge_pull_request_reviews',
+  {
+    id: id(),
+    pullRequestId: integer('pull_request_id')
+      .notNull()
+      .references(() => forgePullRequests.id, { onDelete: 'cascade' }),
+    reviewer: str('reviewer', 255).notNull(),
+    /** approved | changes_requested */
+    state: str('state', 32).notNull(),
+    headSha: str('head_sha', 64).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('forge_pull_request_reviews_reviewer').on(t.pullRequestId, t.reviewer)],
 );

@@ -18,12 +18,22 @@
 // when the command exits, whatever it left behind in its group is killed too. Outcome: exit 0 ->
 // passed, non-zero -> failed, timeout or a command that cannot start -> error, abort -> cancelled
 // (not a code failure: the merge stage re-runs it).
-// CI runs as the service's account; running it as the agent account under cgroup limits is the
-// execution-isolation work of issue 15.
+// Runtime: a Node version the repository declares (.nvmrc, .tool-versions, engines.node) and that is
+// installed under $SVC_RUNTIMES_DIR/node/<version>/bin goes first on PATH (services/forge/runtimes.ts);
+// otherwise the service's own, with a note in the log.
+// Isolation (issue 15 item 5, `agent`): CI runs repository code, so when the autonomous runner's
+// isolation decision is `isolated` it runs like the agent CLI (services/autonomous/runner/isolation/
+// launcher.ts): as the agent account, with a fixed system PATH (after a declared runtime), write access
+// to the CI worktree only, its scratch HOME/TMPDIR owned by the account, every process of the account
+// killed afterwards, and the Git metadata compared around it (a change is a CI `error`). Otherwise it
+// runs as the service's account.
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { chownSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { CiStatus } from '../../domain/forge/types.ts';
+import { AGENT_PATH } from '../autonomous/runner/isolation/agent-env.ts';
+import type { IsolationDecision } from '../autonomous/runner/isolation/decide.ts';
+import { type PreparedRun, prepareRun } from '../autonomous/runner/isolation/launcher.ts';
 import { killGroup } from './git.ts';
 
 export const LOG_TAIL_BYTES = 64 * 1024;
@@ -101,9 +111,17 @@ export async function runCiCommand(opts: {
   timeoutMs: number;
   signal?: AbortSignal;
   onStart?: () => void;
+  /** A repository-declared runtime's bin directory, first on PATH (services/forge/runtimes.ts). */
+  pathPrefix?: string | null;
+  /** Lines written to the log first, as `[svc]` notes (e.g. which runtime runs and why). */
+  notes?: string[];
+  /** Run as the agent account (the autonomous runner's isolation decision), see the header. */
+  agent?: Extract<IsolationDecision, { kind: 'isolated' }> | null;
 }): Promise<CiProcessResult> {
   const tail = new Tail(LOG_TAIL_BYTES);
   const note = (s: string) => tail.push(Buffer.from(`\n[svc] ${s}\n`));
+  for (const n of opts.notes ?? []) note(n);
+  const basePath = opts.agent ? AGENT_PATH : (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin');
   const [cmd, ...args] = opts.argv;
   let exe = cmd!;
   if (exe.includes('/')) {
@@ -121,12 +139,28 @@ export async function runCiCommand(opts: {
   const tmp = path.join(opts.scratchDir, 'tmp');
   mkdirSync(home, { recursive: true });
   mkdirSync(tmp, { recursive: true });
+  let prepared: PreparedRun | null = null;
   try {
-    return await new Promise<CiProcessResult>((resolve) => {
+    if (opts.agent) {
+      const { uid, gid } = opts.agent.account;
+      chownSync(home, uid, gid);
+      chownSync(tmp, uid, gid);
+      prepared = await prepareRun({
+        decision: opts.agent,
+        worktree: opts.cwd,
+        home,
+        executable: null,
+        label: 'ci',
+      });
+      note(`CI runs as the agent account ${opts.agent.account.name}`);
+    }
+    const run = prepared;
+    const result = await new Promise<CiProcessResult>((resolve) => {
       const child = spawn(exe, args, {
+        ...(run?.uid !== undefined ? { uid: run.uid, gid: run.gid } : {}),
         cwd: opts.cwd,
         env: {
-          PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+          PATH: opts.pathPrefix ? `${opts.pathPrefix}${path.delimiter}${basePath}` : basePath,
           HOME: home,
           TMPDIR: tmp,
           LANG: 'C.UTF-8',
@@ -190,7 +224,14 @@ export async function runCiCommand(opts: {
         });
       });
     });
+    if (!run) return result;
+    prepared = null;
+    const { violation } = await run.finish();
+    if (!violation) return result;
+    note(violation.message);
+    return { status: 'error', exitCode: null, logTail: tail.text() };
   } finally {
+    await prepared?.finish().catch(() => undefined);
     rmSync(opts.scratchDir, { recursive: true, force: true });
   }
 }

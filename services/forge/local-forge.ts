@@ -10,12 +10,17 @@
 //     the head sha must be `passed` (failed/error -> `failing`; queued/running/cancelled/none yet ->
 //     `pending`); the base's declaration is the one that runs, so a change cannot drop or weaken its
 //     own check;
+//   - branch protection declared by the base (`.svc/branch-protection.json`, domain/forge/
+//     protection.ts): a draft PR, missing approvals (reviewPullRequest records them), a required check
+//     the repository does not declare, or an invalid protection file -> refusal `rule` naming the
+//     requirement, mergeability `blocked`; setDraft / reviewPullRequest are the ways to meet it;
 //   - method `ff` needs the base to be an ancestor of the head (else refusal `rule`); method `merge`
 //     always writes a merge commit (base first parent, head second), like GitHub's merge method.
 import type { Settings } from '../../config/settings.ts';
 import type { DatabaseHandle } from '../../db/client.ts';
 import { forgeCiRunsRepository } from '../../db/repositories/forge/ci-runs.ts';
 import { forgePullRequestsRepository } from '../../db/repositories/forge/pull-requests.ts';
+import { forgeReviewsRepository, type ReviewState } from '../../db/repositories/forge/reviews.ts';
 import { assertBranchName } from '../../domain/forge/branch-name.ts';
 import {
   GitCommandError,
@@ -24,6 +29,7 @@ import {
 } from '../../domain/forge/errors.ts';
 import { failureFingerprint } from '../../domain/forge/fingerprint.ts';
 import { checkStateOfCi } from '../../domain/forge/merge-decision.ts';
+import { PROTECTION_FILE, parseBranchProtection, unmetRequirement } from '../../domain/forge/protection.ts';
 import type {
   BehindState,
   CheckEvidence,
@@ -41,11 +47,13 @@ import type {
   SyncResult,
   Worktree,
 } from '../../domain/forge/types.ts';
+import { decideIsolation, type IsolationDecision } from '../autonomous/runner/isolation/decide.ts';
 import { nulFields, ORCHESTRATOR_IDENTITY } from './git.ts';
 import { diffBetween, trialMerge } from './git-diff.ts';
 import { type CiDeclaration, parseCiDeclaration, runCiCommand } from './local-ci.ts';
 import { LocalConflictResolution } from './local-conflicts.ts';
 import type { LocalRepositoriesOptions } from './local-repositories.ts';
+import { nodeRuntimeFor } from './runtimes.ts';
 
 export { DEFAULT_MAX_CHANGED_FILES, isInside } from './local-repositories.ts';
 export const DEFAULT_CI_TIMEOUT_SECONDS = 600;
@@ -60,20 +68,30 @@ export interface LocalForgeOptions extends LocalRepositoriesOptions {
   database: DatabaseHandle;
   ciTimeoutSeconds?: number;
   diffMaxBytes?: number;
+  /** Installed runtimes for repository-declared versions (SVC_RUNTIMES_DIR; services/forge/runtimes.ts). */
+  runtimesDir?: string | null;
+  /** The agent isolation decision CI follows (services/autonomous/runner/isolation/decide.ts), per run. */
+  agentIsolation?: () => IsolationDecision;
 }
 
-export class LocalForge extends LocalConflictResolution implements Forge {
+export class LocalForge extends LocalConflictResolution implements Forge, ProtectionForge {
   private readonly prs;
   private readonly ciRuns;
+  private readonly reviews;
   private readonly ciTimeoutSeconds: number;
   private readonly diffMaxBytes: number;
+  readonly runtimesDir: string | null;
+  private readonly agentIsolation: (() => IsolationDecision) | null;
 
   constructor(opts: LocalForgeOptions) {
     super(opts);
     this.prs = forgePullRequestsRepository(opts.database.sql);
     this.ciRuns = forgeCiRunsRepository(opts.database.sql);
+    this.reviews = forgeReviewsRepository(opts.database.sql);
     this.ciTimeoutSeconds = opts.ciTimeoutSeconds ?? DEFAULT_CI_TIMEOUT_SECONDS;
     this.diffMaxBytes = opts.diffMaxBytes ?? DEFAULT_DIFF_MAX_BYTES;
+    this.runtimesDir = opts.runtimesDir ?? null;
+    this.agentIsolation = opts.agentIsolation ?? null;
   }
 
   // ---- pull requests --------------------------------------------------------------------------
@@ -100,6 +118,7 @@ export class LocalForge extends LocalConflictResolution implements Forge {
       headSha,
       title: title.slice(0, MAX_PR_TITLE_CHARS),
       body: input.body == null ? null : String(input.body).slice(0, MAX_PR_BODY_CHARS),
+      draft: input.draft === true,
     });
     if (created === 'duplicate')
       throw new PullRequestStateError(`A pull request from ${head} into ${base} is already open`);
@@ -268,7 +287,21 @@ export class LocalForge extends LocalConflictResolution implements Forge {
     const dir = this.scratchPath('ci', `run${run.id}`);
     try {
       await this.bare(fresh.repoKey, ['worktree', 'add', '--quiet', '--detach', '--', dir, head]);
+      const runtime = nodeRuntimeFor(
+        {
+          nvmrc: await this.fileAt(fresh.repoKey, head, '.nvmrc'),
+          toolVersions: await this.fileAt(fresh.repoKey, head, '.tool-versions'),
+          packageJson: await this.fileAt(fresh.repoKey, head, 'package.json'),
+        },
+        this.runtimesDir,
+      );
+      // CI runs repository code: as the agent account when the runner isolates agents (issue 15).
+      const isolation = this.agentIsolation?.() ?? null;
+      if (isolation?.kind === 'refused') throw new Error(isolation.reason);
       const result = await runCiCommand({
+        agent: isolation?.kind === 'isolated' ? isolation : null,
+        pathPrefix: runtime.pathPrefix,
+        notes: runtime.note ? [runtime.note] : [],
         argv: decl.argv,
         cwd: dir,
         scratchDir: `${dir}.scratch`,
@@ -352,9 +385,45 @@ export class LocalForge extends LocalConflictResolution implements Forge {
         reason: `required check ${CI_CHECK_NAME} is ${requiredCheck.status} at ${head.slice(0, 12)}`,
         conflictFiles: [],
       };
+    const unmet = await this.unmetProtection(fresh, base, head, decl.kind !== 'none');
+    if (unmet) return { ...base_, state: 'blocked', reason: unmet, conflictFiles: [] };
     if (!(await this.isAncestor(fresh.repoKey, base, head)))
       return { ...base_, state: 'behind', reason: `head is behind ${fresh.baseBranch}`, conflictFiles: [] };
     return { ...base_, state: 'clean', reason: 'mergeable', conflictFiles: [] };
+  }
+
+  /** The first unmet branch-protection requirement of the base's declaration (null: none). */
+  private async unmetProtection(
+    pr: PullRequest,
+    base: string,
+    head: string,
+    ciDeclared: boolean,
+  ): Promise<string | null> {
+    const decl = parseBranchProtection(await this.fileAt(pr.repoKey, base, PROTECTION_FILE), [CI_CHECK_NAME]);
+    if (decl.kind === 'none' && !pr.draft) return null;
+    const approvals = (await this.reviews.listFor(pr.id)).filter((r) => r.state === 'approved');
+    return unmetRequirement(decl, {
+      draft: pr.draft === true,
+      headSha: head,
+      declaredChecks: ciDeclared ? [CI_CHECK_NAME] : [],
+      approvals,
+    });
+  }
+
+  async reviewPullRequest(pr: PullRequest, review: { reviewer: string; state: ReviewState }): Promise<void> {
+    const { pr: fresh, head } = await this.openTips(pr);
+    const reviewer = String(review.reviewer ?? '').trim();
+    if (!reviewer || reviewer.length > 255) throw new PullRequestStateError('A review needs a reviewer name');
+    if (review.state !== 'approved' && review.state !== 'changes_requested')
+      throw new PullRequestStateError('A review is approved or changes_requested');
+    await this.reviews.record({ pullRequestId: fresh.id, reviewer, state: review.state, headSha: head });
+  }
+
+  async setDraft(pr: PullRequest, draft: boolean): Promise<PullRequest> {
+    const { pr: fresh } = await this.openTips(pr);
+    if (!(await this.prs.setDraft(fresh.id, draft)))
+      throw new PullRequestStateError(`Pull request #${fresh.number} is no longer open`);
+    return this.refresh(fresh);
   }
 
   async merge(pr: PullRequest, opts: { method: MergeMethod; message?: string }): Promise<MergeResult> {
@@ -376,6 +445,8 @@ export class LocalForge extends LocalConflictResolution implements Forge {
         check.status === 'cancelled' ? `${m.reason} (cancelled: not a code failure; run CI again)` : m.reason,
       );
     }
+    // Branch protection (mergeability already read it: a `blocked` state past the checks is a rule).
+    if (m.state === 'blocked') return refuse('rule', m.reason);
     const { headSha: head, baseSha: base } = m;
     let sha: string;
     if (opts.method === 'ff') {
@@ -399,8 +470,13 @@ export class LocalForge extends LocalConflictResolution implements Forge {
     const cas = await this.bare(fresh.repoKey, ['update-ref', `refs/heads/${fresh.baseBranch}`, sha, base], {
       check: false,
     });
-    if (cas.code !== 0)
+    if (cas.code !== 0) {
+      // The base really moved: the next observation finds the head behind (rule 1 syncs). It did not
+      // (a ref lock held by another git process): a transient Git error, retried, never a rule pause.
+      if ((await this.resolve(fresh.repoKey, `refs/heads/${fresh.baseBranch}`)) === base)
+        throw new GitCommandError(['update-ref', `refs/heads/${fresh.baseBranch}`], cas.code, cas.stderr);
       return refuse('rule', `${fresh.baseBranch} moved during the merge; re-read and try again`);
+    }
     await this.prs.markMerged(fresh.id, {
       mergeCommitSha: sha,
       headSha: head,
@@ -411,9 +487,18 @@ export class LocalForge extends LocalConflictResolution implements Forge {
   }
 }
 
+export interface ProtectionForge {
+  /** Records a review of the PR's current head (a later review by the same reviewer replaces it). */
+  reviewPullRequest(pr: PullRequest, review: { reviewer: string; state: ReviewState }): Promise<void>;
+  /** Marks an open PR draft (merges refused) or ready for review. */
+  setDraft(pr: PullRequest, draft: boolean): Promise<PullRequest>;
+}
+
 /** The local forge as the settings configure it (CI timeout, diff cap, changed-files limit). */
 export function localForgeFromSettings(
-  settings: Pick<Settings, 'dataDir' | 'forge' | 'AUTONOMOUS_MAX_CHANGED_FILES'>,
+  settings: Pick<Settings, 'dataDir' | 'forge' | 'AUTONOMOUS_MAX_CHANGED_FILES'> & {
+    SVC_RUNTIMES_DIR?: string | undefined;
+  },
   database: DatabaseHandle,
   opts: { worktreeRoot?: string } = {},
 ): LocalForge {
@@ -424,5 +509,10 @@ export function localForgeFromSettings(
     maxChangedFiles: settings.AUTONOMOUS_MAX_CHANGED_FILES,
     ciTimeoutSeconds: settings.forge.ci_timeout_seconds,
     diffMaxBytes: settings.forge.diff_max_bytes,
+    runtimesDir: settings.SVC_RUNTIMES_DIR ?? null,
+    // Full settings carry the agent isolation switches (a partial settings object keeps CI as it was).
+    ...('SVC_AUTONOMOUS_ISOLATION' in settings && 'autonomous' in settings
+      ? { agentIsolation: () => decideIsolation(settings as unknown as Settings) }
+      : {}),
   });
 }

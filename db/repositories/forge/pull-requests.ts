@@ -22,6 +22,7 @@ interface Row {
   created_at: Date | number;
   updated_at: Date | number;
   merged_at: Date | number | null;
+  draft?: boolean | number | null;
 }
 
 const date = (v: Date | number | string) => (v instanceof Date ? v : new Date(Number(v)));
@@ -42,6 +43,7 @@ const toPullRequest = (r: Row): PullRequest => ({
   createdAt: date(r.created_at),
   updatedAt: date(r.updated_at),
   mergedAt: r.merged_at == null ? null : date(r.merged_at),
+  draft: Boolean(Number(r.draft ?? 0)),
 });
 
 export interface PullRequestInsert {
@@ -53,6 +55,8 @@ export interface PullRequestInsert {
   headSha: string;
   title: string;
   body: string | null;
+  /** Opened as a draft (migration 0032_forge_protection). */
+  draft?: boolean;
 }
 
 export function forgePullRequestsRepository(sql: RawSql) {
@@ -85,9 +89,9 @@ export function forgePullRequestsRepository(sql: RawSql) {
         try {
           const [row] = await sql.query<{ id: number }>(
             `INSERT INTO forge_pull_requests
-               (repo_key, number, workflow_id, head_branch, base_branch, base_sha, head_sha, title, body, status, created_at, updated_at)
+               (repo_key, number, workflow_id, head_branch, base_branch, base_sha, head_sha, title, body, status, draft, created_at, updated_at)
              VALUES (?, (SELECT COALESCE(MAX(number), 0) + 1 FROM forge_pull_requests WHERE repo_key = ?),
-               ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?)
+               ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?)
              RETURNING id`,
             [
               p.repoKey,
@@ -99,6 +103,7 @@ export function forgePullRequestsRepository(sql: RawSql) {
               p.headSha,
               p.title,
               p.body,
+              p.draft === true,
               now,
               now,
             ],
@@ -151,6 +156,15 @@ export function forgePullRequestsRepository(sql: RawSql) {
         `UPDATE forge_pull_requests SET status = 'merged', merge_commit_sha = ?, head_sha = ?, base_sha = ?,
            merged_at = ?, updated_at = ? WHERE id = ? AND status = 'open' RETURNING id`,
         [m.mergeCommitSha, m.headSha, m.baseSha, m.at, m.at, id],
+      );
+      return rows.length === 1;
+    },
+
+    /** Marks an open PR draft or ready for review; false when it is not open. */
+    async setDraft(id: number, draft: boolean): Promise<boolean> {
+      const rows = await sql.query<{ id: number }>(
+        "UPDATE forge_pull_requests SET draft = ?, updated_at = ? WHERE id = ? AND status = 'open' RETURNING id",
+        [draft, new Date(), id],
       );
       return rows.length === 1;
     },
