@@ -22,6 +22,7 @@ import { loadAutonomousContext } from '../../services/autonomous/workflow-contex
 import { autonomousWorkspace } from '../../services/autonomous/workspace.ts';
 import type { MergeContext } from '../../services/forge/observe.ts';
 import type { ActivityDeps } from '../index.ts';
+import { createPreCommitGate } from './pre-commit.ts';
 
 /** ApplicationFailure types the workflow reads. */
 export const FAILURE = {
@@ -39,7 +40,7 @@ async function forgeCall<T>(fn: () => Promise<T>): Promise<T> {
     const f = classifyForgeError(err);
     if (!f) throw err;
     if (f.kind === 'changed_files_limit')
-      throw ApplicationFailure.nonRetryable(f.message, FAILURE.changedFiles);
+      throw ApplicationFailure.nonRetryable(`too_many_changed_files: ${f.message}`, FAILURE.changedFiles);
     if (f.kind === 'visible') throw ApplicationFailure.nonRetryable(f.message, FAILURE.forge);
     if (f.error.class === 'repo_integrity_violation')
       throw ApplicationFailure.nonRetryable((err as Error).message, FAILURE.integrity);
@@ -71,6 +72,7 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
   const milestones = milestonesRepository(deps.database);
   const batches = batchesRepository(deps.database);
   const workspace = autonomousWorkspace(deps);
+  const preCommitGate = createPreCommitGate(deps);
   const bus = autonomousActivityBus;
   const at = () => deps.now().toISOString();
 
@@ -173,6 +175,8 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
       status: 'completed' | 'failed';
       content?: string | null;
       error?: string | null;
+      /** The step run's structured outcome (domain/autonomous/milestones.ts MILESTONE_OUTCOMES). */
+      outcome?: string | null;
       usage?: UsageIncrement;
       commit?: { sha: string; files: number; additions: number; deletions: number } | null;
       sessionId?: string | null;
@@ -183,6 +187,7 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
           status: input.status,
           content: input.content,
           error: input.error,
+          ...(input.outcome !== undefined ? { outcome: input.outcome } : {}),
           usage: input.usage,
           ...(input.commit
             ? {
@@ -240,6 +245,7 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
     },
 
     async commitAutonomousChanges(input: { workflowId: string; message: string }) {
+      await preCommitGate(input.workflowId); // the declared pre-commit hook converges first (pre-commit.ts)
       return forgeCall(() => workspace.commit(input.workflowId, input.message));
     },
 

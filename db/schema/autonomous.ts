@@ -128,6 +128,13 @@ export const workflowMilestones = pgTable(
      * for history copied into a fork.
      */
     stepKey: str('step_key', 120),
+    // --- 0033_milestone_outcome ---
+    /**
+     * How the step's run ended (spec "Errors" 4: runner failure, empty output, context overflow and
+     * no-new-code are recorded separately): ok | runner_failure | empty_output | context_overflow |
+     * context_overflow_recovered | no_new_code | timeout | cancelled. NULL for rows without a run.
+     */
+    outcome: str('outcome', 40),
   },
   (t) => [
     index('workflow_milestones_workflow').on(t.workflowId),

@@ -13,7 +13,9 @@
 //   provider_rate_limit    as transient_api, never a manual pause
 //   hard_quota             paused (hard_quota): manual resume only
 //   app_quota              paused (quota), fail closed: the 60 s quota schedule resumes it
-//   context_overflow       retry on the same stable line with a fresh provider transcript
+//   context_overflow       retry on the same stable line with a fresh provider transcript and a
+//                          compact prompt (the runner already did so once inside the run: a step
+//                          that still overflows gets one more fresh run from the workflow, then fails)
 //   ci_evidence_insufficient  wait for diagnosis (6 polls), then fail with a permission hint
 //   repo_integrity_violation  fail closed: exit code 68, marker SVC_REPO_INTEGRITY_VIOLATION
 //   verifier_failure       retry in the phase: 3 attempts (2 for deterministic parse failures), then
@@ -23,7 +25,7 @@
 //   task_timeout           the step failed (no retry: the same step would time out again)
 //   no_new_code            recorded; the workflow decides (not an error of the run)
 //   cancelled              the run was cancelled by a control: nothing to do
-import { LIMITS } from './limits.ts';
+import { DEFAULT_RETRY_TIMING, LIMITS, type RetryTiming } from './limits.ts';
 import { assertExhaustive } from './states.ts';
 import type { Trigger } from './transitions.ts';
 
@@ -58,7 +60,7 @@ export type ErrorBehaviour =
       /** What happens when the retries are used up. */
       atLimit: 'fail' | 'pause_verification';
     }
-  | { action: 'retry_fresh_transcript' }
+  | { action: 'retry_fresh_transcript'; maxAttempts: number }
   | { action: 'pause'; pausedBy: 'hard_quota' | 'quota'; autoResume: boolean }
   | { action: 'wait_for_diagnosis'; maxPolls: number; atLimit: 'fail' }
   | { action: 'fail_closed'; exitCode: number; marker: string }
@@ -90,7 +92,7 @@ export function behaviourOf(e: AutonomousError): ErrorBehaviour {
     case 'app_quota':
       return { action: 'pause', pausedBy: 'quota', autoResume: true };
     case 'context_overflow':
-      return { action: 'retry_fresh_transcript' };
+      return { action: 'retry_fresh_transcript', maxAttempts: LIMITS.contextOverflowWorkflowAttempts };
     case 'ci_evidence_insufficient':
       return { action: 'wait_for_diagnosis', maxPolls: LIMITS.ciLogDiagnosticsPolls, atLimit: 'fail' };
     case 'repo_integrity_violation':
@@ -117,7 +119,12 @@ export function behaviourOf(e: AutonomousError): ErrorBehaviour {
 
 /** Delay before retry number `attempt` (1 = the first retry) of an exponential-backoff class. */
 export function apiBackoffSeconds(attempt: number): number {
-  const raw = LIMITS.apiBackoffInitialSeconds * LIMITS.apiBackoffFactor ** Math.max(0, attempt - 1);
+  return backoffDelaySeconds(attempt, LIMITS.apiBackoffInitialSeconds);
+}
+
+/** The same with a configured first delay (factor and cap of one delay as in LIMITS). */
+export function backoffDelaySeconds(attempt: number, initialSeconds: number): number {
+  const raw = initialSeconds * LIMITS.apiBackoffFactor ** Math.max(0, attempt - 1);
   return Math.min(raw, LIMITS.apiBackoffMaxDelaySeconds);
 }
 
@@ -136,20 +143,23 @@ export type ErrorDecision =
 /**
  * What to do after `e`, given how many attempts of the step failed so far with this class (`failures`,
  * counting this one) and the seconds since the step's first failure (`elapsedSeconds`, for the
- * exponential window).
+ * exponential window). `timing`: the configured delays and window (settings `autonomous.*`; the
+ * spec's figures by default).
  */
 export function decideAfterError(
   e: AutonomousError,
   progress: { failures: number; elapsedSeconds: number },
+  timing: RetryTiming = DEFAULT_RETRY_TIMING,
 ): ErrorDecision {
   const b = behaviourOf(e);
   const fail = (error: string): ErrorDecision => ({ kind: 'transition', trigger: { type: 'fail' }, error });
   switch (b.action) {
     case 'retry_in_phase': {
       if (b.backoff === 'exponential') {
-        const delay = apiBackoffSeconds(progress.failures);
-        if (progress.elapsedSeconds + delay > (b.windowSeconds ?? LIMITS.transientApiRetryWindowSeconds))
-          return fail(`${e.class}: still failing after the ${b.windowSeconds} s retry window`);
+        const delay = backoffDelaySeconds(progress.failures, timing.apiBackoffInitialSeconds);
+        const window = timing.apiRetryWindowSeconds;
+        if (progress.elapsedSeconds + delay > window)
+          return fail(`${e.class}: still failing after the ${window} s retry window`);
         return { kind: 'retry', delaySeconds: delay, freshTranscript: false };
       }
       if (progress.failures >= (b.maxAttempts ?? 1)) {
@@ -161,9 +171,13 @@ export function decideAfterError(
           };
         return fail(`${e.class}: ${b.maxAttempts} attempts failed`);
       }
-      return { kind: 'retry', delaySeconds: LIMITS.transientNetworkDelaySeconds, freshTranscript: false };
+      return { kind: 'retry', delaySeconds: timing.transientDelaySeconds, freshTranscript: false };
     }
     case 'retry_fresh_transcript':
+      if (progress.failures >= b.maxAttempts)
+        return fail(
+          `${e.class}: the step overflowed the context window ${b.maxAttempts} times, also with a compact prompt on a fresh transcript`,
+        );
       return { kind: 'retry', delaySeconds: 0, freshTranscript: true };
     case 'pause':
       return {
@@ -179,7 +193,7 @@ export function decideAfterError(
         const hint =
           e.class === 'ci_evidence_insufficient' && e.reason === 'no_permission'
             ? ': the service cannot read the CI logs (check the forge token permissions)'
-            : ': the CI logs never became available';
+            : ': the CI logs never held usable output (check that the CI writes its errors and that the service may read the logs: forge token permissions)';
         return fail(`insufficient CI evidence after ${b.maxPolls} polls${hint}`);
       }
       return { kind: 'wait', delaySeconds: 30 };

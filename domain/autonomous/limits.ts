@@ -23,6 +23,11 @@ export const LIMITS = {
   apiBackoffInitialSeconds: 10,
   apiBackoffFactor: 2,
   apiBackoffMaxDelaySeconds: 300,
+  /**
+   * Context overflow: runs of a step (each already retried once inside the runner with a compact
+   * prompt on a fresh transcript) before the step fails.
+   */
+  contextOverflowWorkflowAttempts: 2,
   verifierMaxAttempts: 3,
   verifierParseFailureMaxAttempts: 2,
   quotaScheduleSeconds: 60,
@@ -53,6 +58,9 @@ export interface AutonomousSettingsView {
     planning_timeout_seconds: number;
     ci_repair_attempts: number;
     agent_task_cgroup_enabled: CgroupMode;
+    transient_retry_delay_seconds?: number | undefined;
+    api_backoff_initial_seconds?: number | undefined;
+    transient_api_retry_window_seconds?: number | undefined;
   };
 }
 
@@ -66,6 +74,22 @@ export interface AutonomousLimits {
   cgroup: CgroupMode;
 }
 
+/** The timing of in-phase retries (domain/autonomous/errors.ts decideAfterError). */
+export interface RetryTiming {
+  /** Fixed delay of short retries (transient network / Git, runner failures, verifier failures). */
+  transientDelaySeconds: number;
+  /** First delay of the exponential backoff of transient API errors (then x2, capped). */
+  apiBackoffInitialSeconds: number;
+  /** Total window of that backoff (spec "Limits": 1800 s). */
+  apiRetryWindowSeconds: number;
+}
+
+export const DEFAULT_RETRY_TIMING: RetryTiming = {
+  transientDelaySeconds: LIMITS.transientNetworkDelaySeconds,
+  apiBackoffInitialSeconds: LIMITS.apiBackoffInitialSeconds,
+  apiRetryWindowSeconds: LIMITS.transientApiRetryWindowSeconds,
+};
+
 export function autonomousLimits(s: AutonomousSettingsView): AutonomousLimits {
   const a = s.autonomous;
   return {
@@ -77,5 +101,15 @@ export function autonomousLimits(s: AutonomousSettingsView): AutonomousLimits {
     maxChangedFiles: s.AUTONOMOUS_MAX_CHANGED_FILES,
     ciRepairAttempts: a.ci_repair_attempts,
     cgroup: a.agent_task_cgroup_enabled,
+  };
+}
+
+/** The retry timing the settings give (`autonomous.*`; the spec's figures by default). */
+export function retryTiming(s: AutonomousSettingsView): RetryTiming {
+  const a = s.autonomous;
+  return {
+    transientDelaySeconds: a.transient_retry_delay_seconds ?? DEFAULT_RETRY_TIMING.transientDelaySeconds,
+    apiBackoffInitialSeconds: a.api_backoff_initial_seconds ?? DEFAULT_RETRY_TIMING.apiBackoffInitialSeconds,
+    apiRetryWindowSeconds: a.transient_api_retry_window_seconds ?? DEFAULT_RETRY_TIMING.apiRetryWindowSeconds,
   };
 }

@@ -26,6 +26,12 @@ export interface PromptFacts {
   changeSummary?: string | null;
   /** implementation after a PR review that asked for changes. */
   reviewNotes?: string | null;
+  /**
+   * acceptance_verification: the acceptance snapshot the verdict is checked against (a text
+   * requirement's text; an issue requirement's title and body read from the forge's tracker), and
+   * whether it changed since the snapshot taken when the workflow started (its hash differs).
+   */
+  acceptance?: { text: string; source: 'text' | 'issue'; changedSinceStart: boolean } | null;
 }
 
 const GUIDE: Readonly<Record<PromptStep, string>> = {
@@ -63,7 +69,23 @@ export function stepPrompt(step: PromptStep, f: PromptFacts): string {
   if (f.changeSummary) parts.push('', 'Changes:', f.changeSummary);
   if (f.conflictFiles?.length) parts.push('', 'Conflicting files:', ...f.conflictFiles.map((p) => `- ${p}`));
   if (f.ciLog) parts.push('', 'CI log (tail):', f.ciLog);
+  if (f.acceptance && step === 'acceptance_verification') parts.push('', ...acceptanceLines(f.acceptance));
   return parts.join('\n');
+}
+
+function acceptanceLines(a: NonNullable<PromptFacts['acceptance']>): string[] {
+  const lines = [
+    a.source === 'issue'
+      ? 'Acceptance snapshot (the issue as it reads now; check the merged code against it):'
+      : 'Acceptance snapshot (the requirement; check the merged code against it):',
+    a.text,
+  ];
+  if (a.changedSinceStart)
+    lines.push(
+      '',
+      'Note: the issue changed since this workflow started (its acceptance snapshot hash differs). Judge against the text above and say which parts were added or changed after the work began.',
+    );
+  return lines;
 }
 
 export const REVIEW_VERDICTS = ['approved', 'changes_requested'] as const;

@@ -15,7 +15,7 @@
 //     `insufficient_quota` (429, billing), `rate_limit_exceeded` (429), `invalid_api_key` (401).
 //   Anthropic: {"type":"error","error":{"type","message"}}: invalid_request_error (400),
 //     authentication_error (401), permission_error (403), billing_error (402), rate_limit_error (429),
-//     api_error (500), overloaded_error (529); an exhausted prepaid credit is 400 invalid_request_error
+//     api_error (500: server_error, like every other 5xx), overloaded_error (529); an exhausted prepaid credit is 400 invalid_request_error
 //     "Your credit balance is too low ..." (message prefix, like the over-long prompt).
 // Gemini (400 INVALID_ARGUMENT with a token-limit message) is not classified as an overflow: its
 // message text is not documented as stable, so it falls to `other`.
@@ -24,6 +24,7 @@ export type ProviderErrorClass =
   | 'context_overflow'
   | 'rate_limited'
   | 'overloaded'
+  | 'server_error'
   | 'hard_quota'
   | 'auth'
   | 'other';
@@ -32,6 +33,7 @@ export const PROVIDER_ERROR_CLASSES: readonly ProviderErrorClass[] = [
   'context_overflow',
   'rate_limited',
   'overloaded',
+  'server_error',
   'hard_quota',
   'auth',
   'other',
@@ -93,5 +95,7 @@ export function classifyProviderError(status: number, body: string | Buffer): Pr
   if (AUTH_CODES.has(code) || AUTH_CODES.has(type) || status === 401 || status === 403) return 'auth';
   if (RATE_CODES.has(code) || RATE_CODES.has(type) || status === 429) return 'rate_limited';
   if (OVERLOAD_CODES.has(type) || status === 529 || status === 503) return 'overloaded';
+  // Any other 5xx (Anthropic api_error 500, gateways' 502/504): a transient API error (spec "Errors" 4).
+  if (status >= 500 && status <= 599) return 'server_error';
   return 'other';
 }

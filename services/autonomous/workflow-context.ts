@@ -8,7 +8,7 @@ import type { DatabaseHandle } from '../../db/client.ts';
 import { milestonesRepository } from '../../db/repositories/autonomous/milestones.ts';
 import { stateOf, workflowsRepository } from '../../db/repositories/autonomous/workflows.ts';
 import { parseDefinitionSnapshot } from '../../domain/autonomous/create-input.ts';
-import { autonomousLimits } from '../../domain/autonomous/limits.ts';
+import { autonomousLimits, type RetryTiming, retryTiming } from '../../domain/autonomous/limits.ts';
 import { requirementText } from '../../domain/autonomous/prompts.ts';
 import type { WorkflowState } from '../../domain/autonomous/transitions.ts';
 
@@ -35,6 +35,8 @@ export interface AutonomousContext {
     planningTimeoutSeconds: number;
     taskTimeoutSeconds: number;
     ciRepairAttempts: number;
+    /** Retry timing of the error classes (settings `autonomous.*`; domain/autonomous/limits.ts). */
+    retry?: RetryTiming;
   };
 }
 
@@ -69,6 +71,7 @@ export async function loadAutonomousContext(
       planningTimeoutSeconds: limits.planningTimeoutSeconds,
       taskTimeoutSeconds: limits.taskTimeoutSeconds,
       ciRepairAttempts: limits.ciRepairAttempts,
+      retry: retryTiming(deps.settings),
     },
   };
 }

@@ -20,7 +20,7 @@ describe('provider error classes', () => {
     assert.equal(classifyProviderError(400, tooLong), 'context_overflow');
     assert.equal(classifyProviderError(400, Buffer.from(tooLong)), 'context_overflow');
     // The same prefix with another status or error type is not an overflow.
-    assert.equal(classifyProviderError(500, tooLong), 'other');
+    assert.equal(classifyProviderError(500, tooLong), 'server_error');
     assert.equal(
       classifyProviderError(400, anthropic('api_error', 'prompt is too long: 1 tokens > 0 maximum')),
       'other',
@@ -43,7 +43,7 @@ describe('provider error classes', () => {
     assert.equal(classifyProviderError(403, anthropic('permission_error', 'no')), 'auth');
     assert.equal(classifyProviderError(429, anthropic('rate_limit_error', 'slow down')), 'rate_limited');
     assert.equal(classifyProviderError(529, anthropic('overloaded_error', 'Overloaded')), 'overloaded');
-    assert.equal(classifyProviderError(500, anthropic('api_error', 'Internal server error')), 'other');
+    assert.equal(classifyProviderError(500, anthropic('api_error', 'Internal server error')), 'server_error');
   });
 
   test('OpenAI and compatible', () => {

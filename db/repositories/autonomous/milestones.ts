@@ -54,6 +54,8 @@ export interface MilestoneResult {
   diffDeletions?: number;
   diffFiles?: number;
   error?: string | null;
+  /** The structured outcome of the step's run (domain/autonomous/milestones.ts MILESTONE_OUTCOMES). */
+  outcome?: string | null;
   /** Usage of the step not yet added with addUsage. */
   usage?: UsageIncrement;
 }
@@ -239,6 +241,7 @@ export function milestonesRepository(database: DatabaseHandle) {
           ...(r.diffDeletions !== undefined ? { diffDeletions: r.diffDeletions } : {}),
           ...(r.diffFiles !== undefined ? { diffFiles: r.diffFiles } : {}),
           ...(r.error !== undefined ? { error: r.error } : {}),
+          ...(r.outcome !== undefined ? { outcome: r.outcome } : {}),
           ...(r.usage ? usageSet(r.usage) : {}),
           liveActivity: null,
           finishedAt: now,

@@ -71,6 +71,7 @@ const PROVIDER_ERROR_CODES: Partial<Record<ProviderErrorClass, string>> = {
   hard_quota: 'insufficient_quota',
   rate_limited: 'rate_limit_exceeded',
   overloaded: 'overloaded_error',
+  server_error: 'server_error',
 };
 
 export function classifyAttempt(f: AttemptFacts): RunOutcome {

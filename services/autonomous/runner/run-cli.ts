@@ -23,19 +23,24 @@
 // Nothing secret leaves this module: the token is redacted from every text it returns or publishes
 // (the CLI's error message, stderr tail, final text), and the progress it reports carries only a pid,
 // a state and counters.
-import { statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { buildCliEnv, type CliAdapter, getAdapter } from '../../../agent/adapters.ts';
 import type { Settings } from '../../../config/settings.ts';
 import type { DatabaseHandle } from '../../../db/client.ts';
 import { sessionProviderErrors } from '../../../db/repositories/session-provider-errors.ts';
+import { REPO_INTEGRITY_EXIT_CODE, REPO_INTEGRITY_MARKER } from '../../../domain/forge/integrity.ts';
 import { type SessionCallError, splitSessionCallError } from '../../../domain/proxy/session-call-errors.ts';
 import { type ActivityBus, type AutonomousActivityEvent, autonomousActivityBus } from '../activity-bus.ts';
 import { addUsage, type LineUsage, lineUsage, ZERO_USAGE } from '../line-usage.ts';
 import { type LineState, type SessionLineName, sessionLines } from '../session-lines.ts';
-import { prepareLineHome } from './cli-home.ts';
+import { lineHomePath, prepareLineHome } from './cli-home.ts';
 import { type DesiredState, type ProcessProgress, runCliProcess } from './cli-process.ts';
 import { buildCompactPrompt } from './compact-prompt.ts';
+import { isolatedCliEnv } from './isolation/agent-env.ts';
+import { handOverHome, reclaimHome } from './isolation/agent-home.ts';
+import { decideIsolation } from './isolation/decide.ts';
+import { IsolationRefusedError, type PreparedRun, prepareRun, worktreeOwner } from './isolation/launcher.ts';
 import { forgetGroup, killLeftoverGroup, recordGroup } from './leftover.ts';
 import { contextOverflowCode, finalTextOf, lineEvents } from './line-events.ts';
 import { classifyAttempt, type ErrorEnvelope, errorEnvelope, type RunOutcome } from './outcome.ts';
@@ -44,8 +49,10 @@ import { classifyAttempt, type ErrorEnvelope, errorEnvelope, type RunOutcome } f
 export const DEFAULT_TASK_TIMEOUT_SECONDS = 3600;
 export const FINAL_TEXT_MAX_CHARS = 16_000;
 const PROXY_PATH = '/api/remote/llm-proxy';
-/** Pause before the second read of the proxy's failed-call fact of a failed attempt. */
+/** Pause between reads of the proxy's failed-call fact of a failed attempt. */
 const PROVIDER_ERROR_SETTLE_MS = 250;
+/** Reads of that fact for a failed attempt (about 2 s in all when there is none). */
+const PROVIDER_ERROR_SETTLE_READS = 8;
 
 export interface RunCliInput {
   workflowId: string;
@@ -54,6 +61,11 @@ export interface RunCliInput {
   prompt: string;
   /** Used for the retry after a context overflow; built from `prompt` when absent. */
   compactPrompt?: string;
+  /**
+   * The workflow retries a step that overflowed even after the fresh retry: clear the line's
+   * conversation binding first and run the compact prompt on a fresh conversation (no second retry).
+   */
+  freshTranscript?: boolean;
   worktreePath: string;
   cliTool: string;
   model?: string | null;
@@ -70,6 +82,8 @@ export interface AttemptResult {
   providerSessionId: string | null;
   usage: LineUsage;
   errorEnvelope?: ErrorEnvelope;
+  /** The Git metadata changed during the attempt (exit code 68, SVC_REPO_INTEGRITY_VIOLATION). */
+  integrityViolation?: boolean;
 }
 
 export interface RunCliResult {
@@ -83,6 +97,8 @@ export interface RunCliResult {
   /** Where the line's next step starts counting. */
   usageCursor: number;
   errorEnvelope?: ErrorEnvelope;
+  /** The Git metadata changed during the step: fail closed (exit code 68), nothing is committed. */
+  integrityViolation?: boolean;
   attempts: AttemptResult[];
 }
 
@@ -125,6 +141,28 @@ export function autonomousExecutable(settings: Settings, adapter: CliAdapter): s
 const redactor = (secret: string) => (text: string) =>
   secret && text.includes(secret) ? text.split(secret).join('[redacted]') : text;
 
+/** An attempt that never started: isolation refused it (the reason is the step's error). */
+function refusedAttempt(
+  reason: string,
+  publish: (e: Omit<AutonomousActivityEvent, 'workflowId' | 'line' | 'at'>) => void,
+) {
+  publish({ type: 'error', subtype: 'exited', text: reason });
+  return {
+    outcome: 'runner_failure' as const,
+    exitCode: null,
+    providerSessionId: null,
+    finalText: '',
+    integrityViolation: false,
+    envelope: {
+      outcome: 'runner_failure' as const,
+      message: reason,
+      exitCode: null,
+      signal: null,
+      code: 'isolation_refused',
+    },
+  };
+}
+
 export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
   const lines = sessionLines(deps);
   const usage = lineUsage(deps);
@@ -137,10 +175,13 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
    * a short pause.
    */
   async function providerErrorSince(sessionId: string, since: Date): Promise<SessionCallError | null> {
-    const first = await providerErrors.since(sessionId, since);
-    if (first !== null) return first;
-    await new Promise((r) => setTimeout(r, PROVIDER_ERROR_SETTLE_MS));
-    return providerErrors.since(sessionId, since);
+    // The proxy writes the fact after answering; a busy database may take a moment (polled up to
+    // PROVIDER_ERROR_SETTLE_READS times: a plain failure waits at most that long once).
+    for (let read = 1; ; read++) {
+      const fact = await providerErrors.since(sessionId, since);
+      if (fact !== null || read >= PROVIDER_ERROR_SETTLE_READS) return fact;
+      await new Promise((r) => setTimeout(r, PROVIDER_ERROR_SETTLE_MS));
+    }
   }
   const bus = options.bus ?? autonomousActivityBus;
   const pollMs = options.pollMs ?? 1000;
@@ -171,6 +212,12 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
       bus.publish({ workflowId: input.workflowId, line: input.line, at: deps.now().toISOString(), ...e });
     const executable = autonomousExecutable(deps.settings, adapter);
     const proxyBaseUrl = autonomousProxyBaseUrl(deps.settings);
+    // Execution isolation (isolation/decide.ts): a refused step ends here, before any token exists.
+    const decision = decideIsolation(deps.settings, worktreeOwner(input.worktreePath));
+    if (decision.kind === 'refused') return refusedAttempt(decision.reason, publish);
+    const account = decision.kind === 'isolated' ? decision.account : null;
+    const service = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+    if (account) reclaimHome(lineHomePath(deps.settings.dataDir, input.workflowId, input.line), service);
     const { home, env: homeEnv } = prepareLineHome(
       deps.settings.dataDir,
       input.workflowId,
@@ -178,7 +225,48 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
       adapter,
       proxyBaseUrl,
     );
-    if (killLeftoverGroup(home))
+    // The process-group record stays out of the agent's reach when it owns the home.
+    const groupDir = account ? `${home}.runner` : home;
+    if (account) {
+      mkdirSync(groupDir, { recursive: true, mode: 0o700 });
+      handOverHome(home, account);
+    }
+    let wallClockHit = false;
+    let prepared: PreparedRun;
+    // Walking and hashing the Git metadata can outlast the activity's heartbeat timeout.
+    const keepAlive = async <T>(fn: () => Promise<T>): Promise<T> => {
+      const beat = () =>
+        control.heartbeat?.({ pid: null, state: 'running', run_ms: 0, lines: 0, attempt: number });
+      const timer = setInterval(beat, heartbeatMs);
+      try {
+        return await fn();
+      } finally {
+        clearInterval(timer);
+      }
+    };
+    try {
+      prepared = await keepAlive(() =>
+        prepareRun({
+          decision,
+          worktree: input.worktreePath,
+          home,
+          executable,
+          label: `${input.workflowId}-${input.line}`,
+          onWallClock: () => {
+            wallClockHit = true;
+          },
+        }),
+      );
+    } catch (err) {
+      if (err instanceof IsolationRefusedError) return refusedAttempt(err.message, publish);
+      throw err;
+    }
+    let finished: Awaited<ReturnType<PreparedRun['finish']>> | null = null;
+    const finish = async () => {
+      finished ??= await keepAlive(() => prepared.finish());
+      return finished;
+    };
+    if (killLeftoverGroup(groupDir, account?.uid))
       publish({
         type: 'system',
         subtype: 'leftover_killed',
@@ -186,19 +274,28 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
       });
     // The attempt's window for the proxy's failed-call fact: an earlier attempt's fact is cleared,
     // and the start is taken to the whole second (the stored timestamp's precision on every dialect).
-    await providerErrors.clear(state.sessionId);
+    let token: string;
+    try {
+      await providerErrors.clear(state.sessionId);
+      ({ token } = await lines.issueToken(state, input.cliTool));
+    } catch (err) {
+      await finish().catch(() => undefined);
+      throw err;
+    }
     const attemptStarted = new Date(Math.floor(deps.now().getTime() / 1000) * 1000);
-    const { token } = await lines.issueToken(state, input.cliTool);
     const redact = redactor(token);
-    // EMPTY environment: only PATH and HOME are taken, and HOME is the line's own.
-    const env = buildCliEnv(
-      adapter,
-      { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home },
-      token,
-      proxyBaseUrl,
-      homeEnv,
-      'linux',
-    );
+    // EMPTY environment: only PATH and HOME are taken, and HOME is the line's own. Isolated: nothing
+    // of the service's environment at all (a fixed PATH, isolation/agent-env.ts).
+    const env = account
+      ? isolatedCliEnv(adapter, home, token, proxyBaseUrl, homeEnv)
+      : buildCliEnv(
+          adapter,
+          { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', HOME: home },
+          token,
+          proxyBaseUrl,
+          homeEnv,
+          'linux',
+        );
     const model = input.model ?? undefined;
     const args = resume ? adapter.resumeArgs(resume, model) : adapter.startArgs(model);
     let providerSessionId: string | null = null;
@@ -215,6 +312,8 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
             args,
             cwd: input.worktreePath,
             env,
+            ...(prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid } : {}),
+            onSpawn: (pid) => prepared.onSpawn(pid),
             prompt,
             timeoutMs: Math.max(1, input.timeoutSeconds ?? taskTimeoutSeconds) * 1000,
             graceMs,
@@ -224,7 +323,7 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
             signal: control.signal,
             heartbeat: (p) => control.heartbeat?.({ ...p, attempt: number }),
             onState: (s, detail) => {
-              if (s === 'started' && detail.pid) recordGroup(home, detail.pid);
+              if (s === 'started' && detail.pid) recordGroup(groupDir, detail.pid);
               publish({
                 type: 'system',
                 subtype: s,
@@ -264,6 +363,26 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
             pid: null,
           };
       if (finalText.trim()) producedOutput = true;
+      // Leftovers killed, then the Git metadata compared with its state before the run.
+      const { violation } = await finish();
+      if (wallClockHit && end.stoppedFor === null) end.stoppedFor = 'timeout';
+      if (violation) {
+        publish({ type: 'error', subtype: 'exited', text: redact(violation.message).slice(0, 2000) });
+        return {
+          outcome: 'runner_failure' as const,
+          exitCode: REPO_INTEGRITY_EXIT_CODE,
+          providerSessionId,
+          finalText: redact(finalText).slice(0, FINAL_TEXT_MAX_CHARS),
+          integrityViolation: true,
+          envelope: {
+            outcome: 'runner_failure' as const,
+            message: redact(violation.message).slice(0, 2000),
+            exitCode: REPO_INTEGRITY_EXIT_CODE,
+            signal: end.signal,
+            code: REPO_INTEGRITY_MARKER,
+          },
+        };
+      }
       const failed =
         end.stoppedFor === null &&
         end.spawnError === undefined &&
@@ -299,7 +418,8 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
         envelope,
       };
     } finally {
-      forgetGroup(home);
+      await finish().catch(() => undefined);
+      forgetGroup(groupDir);
       await lines.revokeTokens(state.sessionId);
     }
   }
@@ -313,11 +433,17 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
     let cursor = startCursor;
     let prompt = input.prompt;
     let resume = state.providerSessionId;
+    if (input.freshTranscript) {
+      await lines.clearProviderSession(input.workflowId, input.line);
+      prompt = input.compactPrompt ?? buildCompactPrompt(input.prompt);
+      resume = null;
+    }
     for (let number = 1; ; number++) {
       const a = await attempt(input, state, prompt, resume, number, control);
       const window = await usage.settle(state.sessionId, cursor);
       cursor = window.cursor;
       attempts.push({
+        ...(a.integrityViolation ? { integrityViolation: true } : {}),
         outcome: a.outcome,
         exitCode: a.exitCode,
         resumed: resume !== null,
@@ -325,7 +451,7 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
         usage: { total: window.total, input: window.input, output: window.output, requests: window.requests },
         ...(a.envelope ? { errorEnvelope: a.envelope } : {}),
       });
-      if (a.outcome === 'context_overflow' && number === 1) {
+      if (a.outcome === 'context_overflow' && number === 1 && !input.freshTranscript) {
         // Fresh provider transcript on the same line, with a prompt that stands on its own.
         await lines.clearProviderSession(input.workflowId, input.line);
         bus.publish({
@@ -351,6 +477,7 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
         usage: total,
         usageCursor: cursor,
         ...(a.envelope ? { errorEnvelope: a.envelope } : {}),
+        ...(a.integrityViolation ? { integrityViolation: true } : {}),
         attempts,
       };
     }
