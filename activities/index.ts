@@ -2,6 +2,8 @@
 import type { Settings } from '../config/settings.ts';
 import type { DatabaseHandle } from '../db/client.ts';
 import { createAlertWebhookActivities } from './alerts/webhook.ts';
+import { createAutonomousAcceptanceActivities } from './autonomous/acceptance.ts';
+import { createAutonomousMergeStageActivities } from './autonomous/merge-stage.ts';
 import { createAutonomousOrchestrationActivities } from './autonomous/orchestration.ts';
 import { createAutonomousRunnerActivities } from './autonomous/run-cli.ts';
 import { createAutonomousSchedulingActivities } from './autonomous/scheduling.ts';
@@ -31,6 +33,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createSummaryRefreshActivities(deps),
     ...createAutonomousRunnerActivities(deps),
     ...createAutonomousOrchestrationActivities(deps),
+    ...createAutonomousMergeStageActivities(deps),
+    ...createAutonomousAcceptanceActivities(deps),
     ...createAutonomousSchedulingActivities(deps),
   };
 }

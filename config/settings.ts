@@ -47,7 +47,8 @@ const flatSchema = z.object({
   /**
    * The other API instances' addresses (comma-separated http(s) URLs: their SVC_INSTANCE_URL), allowed
    * in the web app's Content-Security-Policy `connect-src` so a terminal redirected with close code 3010
-   * can reconnect to its owner. Empty: the page may connect to this instance only.
+   * can reconnect to its owner, and accepted as an Origin by this instance's terminal relay (their pages
+   * reconnect here). Empty: the page may connect to this instance only.
    */
   SVC_WEB_CONNECT_ORIGINS: z
     .preprocess(
@@ -97,6 +98,32 @@ const flatSchema = z.object({
     .default(3600),
   /** Changed files allowed in one automatic change (spec "Limits": 60). */
   AUTONOMOUS_MAX_CHANGED_FILES: z.coerce.number().int().min(1).max(100_000).default(60),
+  /**
+   * Installed runtimes for repository-declared versions (.nvmrc, .tool-versions, engines.node): Node
+   * versions as `<dir>/node/<version>/bin/node`; CI and pre-commit hooks use the declared one when it
+   * is there, else the service's own Node with a note in the log (services/forge/runtimes.ts).
+   */
+  SVC_RUNTIMES_DIR: z.string().optional(),
+  /**
+   * The GitHub forge (services/forge/github/): projects whose origin remote is a repository on
+   * SVC_GITHUB_WEB_URL use it when SVC_GITHUB_TOKEN is set. The API URL goes through the egress policy.
+   */
+  SVC_GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
+  SVC_GITHUB_WEB_URL: z.url({ protocol: /^https?$/ }).default('https://github.com'),
+  SVC_GITHUB_TOKEN: z.string().min(1).optional(),
+  /**
+   * The dedicated non-root account the autonomous agent's CLI runs as (spec document 2, "Execution
+   * isolation rules"; created by `npm run agent-account:install`).
+   */
+  SVC_AUTONOMOUS_AGENT_USER: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_-]{0,31}$/)
+    .default('svc-agent'),
+  /**
+   * Execution isolation of the agent: `required` (refuse to run a step without the account), `auto`
+   * (isolate when the service runs as root and the account exists; said once at start), `off`.
+   */
+  SVC_AUTONOMOUS_ISOLATION: z.enum(['required', 'auto', 'off']).default('auto'),
 });
 
 const bool = z.preprocess(
@@ -186,6 +213,20 @@ const sectionSchemas = {
       planning_timeout_seconds: int(60, 7 * 86_400).default(1800),
       /** Automatic CI repair attempts before the workflow fails (spec "Limits": 5). */
       ci_repair_attempts: int(0, 100).default(5),
+      /**
+       * Retry timing of autonomous error classes (spec "Errors" 4, "Limits"; domain/autonomous/errors.ts):
+       * the fixed delay of short in-phase retries (transient network / Git, runner failures, verifier
+       * infrastructure failures), the first delay of the exponential backoff of transient API errors and
+       * its total window (spec: 1800 s). Tests shorten them; production keeps the defaults.
+       */
+      transient_retry_delay_seconds: int(1, 3600).default(5),
+      api_backoff_initial_seconds: int(1, 3600).default(10),
+      transient_api_retry_window_seconds: int(1, 86_400).default(1800),
+      /**
+       * Seconds between two reads of a failed CI check's log while it holds no usable evidence
+       * (spec "Limits": 6 CI log diagnostics polls, then fail with a permission hint). Tests shorten it.
+       */
+      ci_log_poll_seconds: int(1, 3600).default(30),
       /** Per-task resource limits (cgroup): on | auto (when the host supports it) | off. */
       agent_task_cgroup_enabled: z.enum(['on', 'auto', 'off']).default('auto'),
       /**

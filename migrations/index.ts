@@ -24,6 +24,8 @@ import tenantUserCountBackfill from './versions/0026_tenant_user_count_backfill.
 import sessionProviderError from './versions/0028_session_provider_error.ts';
 import milestoneStepKey from './versions/0029_milestone_step_key.ts';
 import terminalRelays from './versions/0030_terminal_relays.ts';
+import forgeProtection from './versions/0032_forge_protection.ts';
+import milestoneOutcome from './versions/0033_milestone_outcome.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -50,6 +52,8 @@ export const MIGRATIONS: Migration[] = [
   sessionProviderError,
   milestoneStepKey,
   terminalRelays,
+  forgeProtection,
+  milestoneOutcome,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

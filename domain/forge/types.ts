@@ -90,6 +90,8 @@ export interface PullRequest {
   createdAt: Date;
   updatedAt: Date;
   mergedAt: Date | null;
+  /** A draft is never merged (branch protection); absent: the forge does not say. */
+  draft?: boolean;
 }
 
 export interface OpenPullRequestInput {
@@ -99,6 +101,8 @@ export interface OpenPullRequestInput {
   title: string;
   body?: string;
   workflowId?: string;
+  /** Open as a draft (merges are refused until it is marked ready). */
+  draft?: boolean;
 }
 
 export interface PullRequestDiff extends DiffStats {

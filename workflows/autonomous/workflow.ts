@@ -30,6 +30,8 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { AutonomousAcceptanceActivities } from '../../activities/autonomous/acceptance.ts';
+import type { AutonomousMergeStageActivities } from '../../activities/autonomous/merge-stage.ts';
 import type {
   AutonomousOrchestrationActivities,
   TransitionFields,
@@ -40,7 +42,7 @@ import {
   classifyStepResult,
   decideAfterError,
 } from '../../domain/autonomous/errors.ts';
-import { LINE_OF_KIND, type MilestoneKind } from '../../domain/autonomous/milestones.ts';
+import { LINE_OF_KIND, type MilestoneKind, milestoneOutcome } from '../../domain/autonomous/milestones.ts';
 import {
   ACCEPTANCE_VERDICTS,
   type PromptFacts,
@@ -93,7 +95,9 @@ interface SchedulingActivities {
 }
 type RunResult = Awaited<ReturnType<Runner['runAutonomousCli']>>;
 
-const acts = proxyActivities<AutonomousOrchestrationActivities & SchedulingActivities & Runner>({
+const acts = proxyActivities<
+  AutonomousOrchestrationActivities & AutonomousAcceptanceActivities & SchedulingActivities & Runner
+>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 8 },
 });
@@ -107,6 +111,12 @@ const ci = proxyActivities<AutonomousOrchestrationActivities>({
   heartbeatTimeout: '20 seconds',
   retry: { initialInterval: '2 seconds', maximumAttempts: 3 },
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+});
+
+/** The merge stage's CI evidence and fix validation (activities/autonomous/merge-stage.ts). */
+const mergeActs = proxyActivities<AutonomousMergeStageActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 8 },
 });
 
 /** A queued or pending workflow looks again this often (a freed slot or a batch release wakes it sooner). */
@@ -294,8 +304,18 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
         case 'extend_planning_deadline':
         case 'record_verified_by':
         case 'schedule_auto_resume': // the 60 s quota schedule signals quotaRestored
-        case 'close_issue': // the local forge has no issue tracker; GitHub (issue 15) closes it
           break;
+        case 'close_issue': {
+          // An issue requirement's issue is closed through the project's tracker with a comment; a
+          // tracker failure does not undo the verdict: it is kept on the row's error.
+          const closed = await acts.closeAutonomousIssue({
+            workflowId: id,
+            how: args.actor ? 'override' : 'confirmed',
+          });
+          if (!closed.closed && closed.reason.startsWith('the issue could not be closed'))
+            await acts.updateAutonomousFields({ workflowId: id, fields: { error: closed.reason } });
+          break;
+        }
         default:
           assertExhaustive(e);
       }
@@ -437,12 +457,16 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
   async function cliStep(
     kind: Exclude<MilestoneKind, 'feedback' | 'merge'>,
     prompt: string,
-    opts: { commit?: boolean; key?: string; title?: string; cwd?: string } = {},
+    opts: { commit?: boolean; key?: string; title?: string; cwd?: string; verifier?: boolean } = {},
   ): Promise<StepResult> {
     const key = stepKey(opts.key ?? kind);
     if (done.has(key)) return { ok: true, text: '', commit: null, skipped: true };
     const line = LINE_OF_KIND[kind]!;
     let firstFailureAt = 0;
+    /** The last failure was a context overflow: the next run starts a fresh transcript (compact prompt). */
+    let freshTranscript = false;
+    /** Failures of this step per error class (each class counts its own attempts). */
+    const failures: Partial<Record<AutonomousError['class'], number>> = {};
     for (;;) {
       await checkpoint();
       const attempt = (carried.attempts[key] ?? 0) + 1;
@@ -469,6 +493,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           model: ctx.model,
           timeoutSeconds: ctx.limits.taskTimeoutSeconds,
           ...(carried.cursors[line] !== undefined ? { usageCursor: carried.cursors[line] } : {}),
+          ...(freshTranscript ? { freshTranscript: true } : {}),
         });
       } catch (err) {
         // Stopped, or the runner gave up (its retries used): the step's row must not stay in progress.
@@ -489,7 +514,17 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
       // A control that ended the step (stop, cancel-round, planning timeout) explains its failure better
       // than whatever the killed CLI said last.
       const stoppedBy = isRunning(state.status) ? null : state.status;
-      const err: AutonomousError | undefined = stoppedBy ? { class: 'cancelled' } : classifyStepResult(r);
+      const classified: AutonomousError | undefined = stoppedBy
+        ? { class: 'cancelled' }
+        : classifyStepResult(r);
+      // The acceptance verifier's own infrastructure failures (the CLI failed, said nothing, timed out)
+      // are verifier failures: 3 attempts, then paused for manual review (spec "Errors" 4).
+      const err: AutonomousError | undefined =
+        opts.verifier &&
+        classified &&
+        ['runner_failure', 'empty_output', 'transient_network', 'task_timeout'].includes(classified.class)
+          ? { class: 'verifier_failure', kind: 'infrastructure' }
+          : classified;
       let commit: StepOk['commit'] = null;
       let commitError: string | null = null;
       if (!err && opts.commit) {
@@ -509,6 +544,14 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           workflowId: id,
           milestoneId: m.id,
           status: err || commitError ? 'failed' : 'completed',
+          outcome: milestoneOutcome({
+            outcome: r.outcome,
+            attemptOutcomes: (r.attempts ?? []).map((a) => a.outcome),
+            // Steps whose point is a code change (a test round that changes nothing is fine).
+            expectedCode:
+              Boolean(opts.commit) && !commitError && (kind === 'implementation' || kind === 'ci_diagnosis'),
+            committed: commit !== null,
+          }),
           content: r.finalText,
           error:
             commitError ??
@@ -532,14 +575,17 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
       }
       if (err.class === 'cancelled') return { ok: false, exit: { kind: 'cancelled' } };
       if (firstFailureAt === 0) firstFailureAt = Date.now();
-      const d = decideAfterError(err, {
-        failures: attempt,
-        elapsedSeconds: (Date.now() - firstFailureAt) / 1000,
-      });
+      failures[err.class] = (failures[err.class] ?? 0) + 1;
+      const d = decideAfterError(
+        err,
+        { failures: failures[err.class]!, elapsedSeconds: (Date.now() - firstFailureAt) / 1000 },
+        ctx.limits.retry,
+      );
+      freshTranscript = d.kind === 'retry' && d.freshTranscript;
       const exit = exitFor(d);
       if (exit) return { ok: false, exit };
       if (d.kind === 'retry' || d.kind === 'wait') {
-        await sleep(Math.max(d.delaySeconds, 1) * 1000);
+        if (d.delaySeconds > 0) await sleep(d.delaySeconds * 1000);
         continue;
       }
       return {
@@ -625,9 +671,11 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     let refusal: { kind: import('../../domain/forge/merge-decision.ts').RefusalKind; reason: string } | null =
       null;
     let repairs = ctx.ciRepairAttempts;
+    /** Reads of a failed check's log that held no usable evidence (spec: 6, then fail). */
+    let evidencePolls = 0;
     for (let i = 0; i < MERGE_LOOP_LIMIT; i++) {
       await checkpoint();
-      const { decision, ciLogTail } = await acts.decideAutonomousMerge({
+      const { decision } = await acts.decideAutonomousMerge({
         workflowId: id,
         ctx: {
           refusal,
@@ -668,14 +716,32 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           await ci.runAutonomousCi({ workflowId: id });
           break;
         case 'ci_repair': {
+          // The failed check's log is the repair's evidence. Without a usable one it is read again
+          // later (no attempt consumed), LIMITS.ciLogDiagnosticsPolls times, then the workflow fails
+          // with a permission hint (domain/autonomous/errors.ts ci_evidence_insufficient).
+          const ev = await mergeActs.autonomousCiEvidence({ workflowId: id });
+          if (ev.evidence !== 'ok') {
+            evidencePolls++;
+            const d = decideAfterError(
+              { class: 'ci_evidence_insufficient', reason: ev.evidence },
+              { failures: evidencePolls, elapsedSeconds: 0 },
+            );
+            if (d.kind === 'transition')
+              return { kind: 'trigger', trigger: d.trigger, fields: { error: d.error } };
+            await sleep(Math.max(1, ev.pollSeconds) * 1000);
+            break;
+          }
+          evidencePolls = 0;
           repairs++;
           carried.repairedFingerprints.push(
             ...(decision.failing ?? []).flatMap((c) => (c.fingerprint ? [c.fingerprint] : [])),
           );
           await acts.updateAutonomousFields({ workflowId: id, fields: { ciRepairAttempts: repairs } });
+          // Fix validation baseline: the remote PR head and its effective diff before the repair.
+          const before = await mergeActs.autonomousCiFixBaseline({ workflowId: id });
           const fix = await cliStep(
             'ci_diagnosis',
-            stepPrompt('ci_diagnosis', facts({ ciLog: ciLogTail, prNumber: ctx.prNumber })),
+            stepPrompt('ci_diagnosis', facts({ ciLog: ev.logTail, prNumber: ctx.prNumber })),
             {
               commit: true,
               key: `ci-repair-${repairs}`,
@@ -684,6 +750,14 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           );
           if (!fix.ok) return fix.exit;
           await acts.pushAutonomousChanges({ workflowId: id });
+          // Only a new in-scope change of the effective PR diff is a fix (never a main-branch sync).
+          const verdict = await mergeActs.validateAutonomousCiFix({ workflowId: id, before });
+          if (!verdict.fixed)
+            return {
+              kind: 'trigger',
+              trigger: { type: 'fail' },
+              fields: { error: `ci_repair_not_a_fix: CI repair ${repairs} is not a fix: ${verdict.reason}` },
+            };
           await ci.runAutonomousCi({ workflowId: id });
           break;
         }
@@ -714,7 +788,12 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
         case 'fail_visible':
           return {
             kind: 'trigger',
-            trigger: decision.rule === 3 ? { type: 'ci_repair_exhausted' } : { type: 'fail' },
+            // Rule 3 fails either because the attempts are used up or because a repaired failure came
+            // back with the same fingerprint (not retried): only the first is "attempts exhausted".
+            trigger:
+              decision.rule === 3 && repairs >= ctx.limits.ciRepairAttempts
+                ? { type: 'ci_repair_exhausted' }
+                : { type: 'fail' },
             fields: { error: decision.reason },
           };
       }
@@ -734,14 +813,25 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
       workflowId: id,
       fields: { verificationAttempts: attempts, verificationStatus: 'running' },
     });
+    // The acceptance snapshot now (the issue read again), compared with the hash taken at the start.
+    const snapshot = await acts.autonomousAcceptanceSnapshot({ workflowId: id });
+    const acceptance = {
+      text: snapshot.text,
+      source: snapshot.source,
+      changedSinceStart: snapshot.changedSinceStart,
+    };
     let unparsable = 0;
     for (let n = 0; ; n++) {
       const r = await cliStep(
         'acceptance_verification',
-        stepPrompt('acceptance_verification', facts({ prNumber: ctx.prNumber })),
+        stepPrompt('acceptance_verification', facts({ prNumber: ctx.prNumber, acceptance })),
         {
           cwd: dir,
           key: `verify-${attempts}-${n}`,
+          verifier: true,
+          ...(snapshot.changedSinceStart
+            ? { title: 'Acceptance verification (running; the issue changed since the workflow started)' }
+            : {}),
         },
       );
       if (!r.ok) {
@@ -775,6 +865,9 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     prepared = true;
     switch (state.phase) {
       case 'preparation':
+        // The acceptance snapshot's hash, taken once at the start (an issue requirement's issue may
+        // change while the work goes on; the verifier is told when it did).
+        await acts.takeAutonomousAcceptanceSnapshot({ workflowId: id });
         return { kind: 'completed' };
       case 'planning':
         return planning();
