@@ -40,9 +40,14 @@ export function processUid(pid: number): number | null {
 export async function killAccountProcesses(uid: number, rounds = 20): Promise<number> {
   if (uid === 0 || uid === process.getuid?.())
     throw new Error('refusing to kill the processes of this account');
+  return killRounds(() => processesOf(uid), rounds);
+}
+
+/** SIGKILLs what `select` lists, again and again (a dying parent may fork once more), until it lists none. */
+async function killRounds(select: () => number[], rounds: number): Promise<number> {
   let killed = 0;
   for (let i = 0; i < rounds; i++) {
-    const pids = processesOf(uid);
+    const pids = select();
     if (!pids.length) return killed;
     for (const pid of pids) {
       try {
@@ -70,22 +75,12 @@ function groupAndSession(pid: number): [number, number] | null {
 
 /** SIGKILLs the account's processes in the CLI's process group or session (`leader`: the CLI's pid). */
 export async function killRunProcesses(uid: number, leader: number, rounds = 10): Promise<number> {
-  let killed = 0;
-  for (let i = 0; i < rounds; i++) {
-    const pids = processesOf(uid).filter((pid) => {
-      const gs = groupAndSession(pid);
-      return gs !== null && (gs[0] === leader || gs[1] === leader);
-    });
-    if (!pids.length) return killed;
-    for (const pid of pids) {
-      try {
-        process.kill(pid, 'SIGKILL');
-        killed += 1;
-      } catch {
-        // gone already
-      }
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return killed;
+  return killRounds(
+    () =>
+      processesOf(uid).filter((pid) => {
+        const gs = groupAndSession(pid);
+        return gs !== null && (gs[0] === leader || gs[1] === leader);
+      }),
+    rounds,
+  );
 }
