@@ -1,6 +1,6 @@
 // The API's handle on Temporal: a lazily connected client, and a cheap "is a worker polling" probe used
 // by /readyz (it works the same whether the worker runs in this process or elsewhere).
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import proto from '@temporalio/proto';
 
 const WORKFLOW_QUEUE = proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW;
@@ -18,11 +18,16 @@ export function createTemporalAccess(opts: {
   address: string;
   namespace: string;
   taskQueue: string;
+  /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
+  connection?: ConnectionOptions;
 }): TemporalAccess {
   let connecting: Promise<Client> | undefined;
   let connection: Connection | undefined;
   const client = () => {
-    connecting ??= Connection.connect({ address: opts.address, connectTimeout: 5000 }).then(
+    connecting ??= Connection.connect({
+      ...(opts.connection ?? { address: opts.address }),
+      connectTimeout: 5000,
+    }).then(
       (c) => {
         connection = c;
         return new Client({ connection: c, namespace: opts.namespace });

@@ -4,7 +4,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  type NativeConnectionOptions,
+  Runtime,
+  Worker,
+} from '@temporalio/worker';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const WORKFLOWS = path.join(ROOT, 'workflows', 'index.ts');
@@ -54,6 +60,8 @@ export async function startWorker(opts: {
   activities: Record<string, (...args: any[]) => any>;
   cacheDir?: string;
   log?: (l: string) => void;
+  /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
+  connection?: NativeConnectionOptions;
 }): Promise<RunningWorker> {
   const log = opts.log ?? (() => {});
   if (!runtimeInstalled) {
@@ -67,7 +75,7 @@ export async function startWorker(opts: {
     });
     runtimeInstalled = true;
   }
-  const connection = await NativeConnection.connect({ address: opts.address });
+  const connection = await NativeConnection.connect(opts.connection ?? { address: opts.address });
   const worker = await Worker.create({
     connection,
     namespace: opts.namespace,

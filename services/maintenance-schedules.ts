@@ -5,6 +5,7 @@
 import {
   Client,
   Connection,
+  type ConnectionOptions,
   ScheduleAlreadyRunning,
   ScheduleNotFoundError,
   ScheduleOverlapPolicy,
@@ -19,8 +20,10 @@ export async function ensureMaintenanceSchedules(opts: {
   namespace: string;
   taskQueue: string;
   sessionStatsEveryMinutes: number;
+  /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
+  connection?: ConnectionOptions;
 }): Promise<void> {
-  const connection = await Connection.connect({ address: opts.address });
+  const connection = await Connection.connect(opts.connection ?? { address: opts.address });
   try {
     const client = new Client({ connection, namespace: opts.namespace });
     const scheduleId = sessionStatsScheduleId(opts.taskQueue);
@@ -90,8 +93,10 @@ export async function toggleIntervalSchedule(opts: {
   on: boolean;
   intervalSeconds: number;
   workflowType: string;
+  /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
+  connection?: ConnectionOptions;
 }): Promise<'ensured' | 'removed' | 'absent'> {
-  const connection = await Connection.connect({ address: opts.address });
+  const connection = await Connection.connect(opts.connection ?? { address: opts.address });
   try {
     const client = new Client({ connection, namespace: opts.namespace });
     if (opts.on) {

@@ -14,6 +14,7 @@
 //      record per stopped session);
 //   4. calls pauseAutonomousWorkflowsOverQuota for the users over quota.
 // A second tick with the same figures raises no alert and finds no live session to stop.
+import type { ConnectionOptions } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../db/client.ts';
 import { isOverQuota } from '../domain/quota-alerts.ts';
@@ -94,6 +95,8 @@ export async function ensureQuotaEnforcementSchedule(opts: {
   taskQueue: string;
   multiTenant: boolean;
   intervalSeconds: number;
+  /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
+  connection?: ConnectionOptions;
 }): Promise<'ensured' | 'removed' | 'absent'> {
   return toggleIntervalSchedule({
     ...opts,

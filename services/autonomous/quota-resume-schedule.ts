@@ -8,6 +8,7 @@
 //                       `quota.enforcement_interval_seconds` (default 60, the spec's scheduler period).
 // Same mechanism as the other periodic schedules (upsertIntervalSchedule: overlap SKIP, the interval
 // corrected on a later start, a pause set in the Temporal UI kept).
+import type { ConnectionOptions } from '@temporalio/client';
 import { toggleIntervalSchedule } from '../maintenance-schedules.ts';
 
 export const autonomousQuotaResumeScheduleId = (taskQueue: string) =>
@@ -19,6 +20,8 @@ export async function ensureAutonomousQuotaResumeSchedule(opts: {
   taskQueue: string;
   multiTenant: boolean;
   intervalSeconds: number;
+  /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
+  connection?: ConnectionOptions;
 }): Promise<'ensured' | 'removed' | 'absent'> {
   return toggleIntervalSchedule({
     ...opts,

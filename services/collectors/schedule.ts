@@ -9,7 +9,7 @@
 // collection workflow, under the same fixed id, as POST /api/fetch/data, so the run is recorded and
 // shown in GET /api/fetch/status like a manual one (trigger 'schedule', requested_by null). Overlap
 // SKIP: a tick still running is not doubled; a run already going (manual) makes the tick skip.
-import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions, ScheduleNotFoundError } from '@temporalio/client';
 import type { Settings } from '../../config/settings.ts';
 import { upsertIntervalSchedule } from '../maintenance-schedules.ts';
 import { collectRunInput } from './run-input.ts';
@@ -37,8 +37,10 @@ export async function ensureCollectSchedule(opts: {
   namespace: string;
   taskQueue: string;
   collectors: Pick<Settings['collectors'], 'schedule_enabled' | 'schedule_interval_minutes'>;
+  /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
+  connection?: ConnectionOptions;
 }): Promise<CollectScheduleState> {
-  const connection = await Connection.connect({ address: opts.address });
+  const connection = await Connection.connect(opts.connection ?? { address: opts.address });
   try {
     const client = new Client({ connection, namespace: opts.namespace });
     if (opts.collectors.schedule_enabled) {

@@ -5,7 +5,7 @@
 // (bin/runtime.ts runWorker), like the maintenance schedules: created or updated by
 // upsertIntervalSchedule (services/maintenance-schedules.ts), with the workflow's arguments (ids only).
 // One schedule id per platform and task queue. Overlap SKIP: a run still going is not stacked.
-import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions, ScheduleNotFoundError } from '@temporalio/client';
 import type { Settings } from '../../config/settings.ts';
 import { PLATFORMS, type Platform } from '../../domain/orgsync/platform.ts';
 import { upsertIntervalSchedule } from '../maintenance-schedules.ts';
@@ -35,8 +35,10 @@ export async function ensureOrgSyncSchedules(opts: {
   namespace: string;
   taskQueue: string;
   settings: Pick<Settings, Platform>;
+  /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
+  connection?: ConnectionOptions;
 }): Promise<Record<Platform, OrgSyncScheduleState>> {
-  const connection = await Connection.connect({ address: opts.address });
+  const connection = await Connection.connect(opts.connection ?? { address: opts.address });
   try {
     const client = new Client({ connection, namespace: opts.namespace });
     const out = {} as Record<Platform, OrgSyncScheduleState>;
