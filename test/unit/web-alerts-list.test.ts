@@ -93,3 +93,58 @@ test('mark read, read all and delete keep the unread count and total right', () 
   const delRead = alertsReducer(loaded, { kind: 'removed', alert_id: 'a-1' });
   assert.equal(delRead.unread, 1);
 });
+
+test('a live alert that arrives while a load is in flight is kept by that load (first page, same filter)', () => {
+  const { read: _r, ...live } = alert(3);
+  const during = alertsReducer(loaded, { kind: 'live', alert: live, filter: {}, onFirstPage: true });
+  // The load answers without alert 3 (it was read before the alert was stored).
+  const after = alertsReducer(during, {
+    kind: 'loaded',
+    alerts: [alert(2), alert(1, { read: true })],
+    total: 2,
+    unread: 1,
+    filter: {},
+    onFirstPage: true,
+  });
+  assert.deepEqual(
+    after.alerts.map((a) => a.id),
+    [3, 2, 1],
+  );
+  assert.equal(after.total, 3);
+  assert.equal(after.unread, 2);
+  // A load that already has it changes nothing twice; a later page or another filter does not keep it.
+  const again = alertsReducer(after, {
+    kind: 'loaded',
+    alerts: [alert(3), alert(2), alert(1, { read: true })],
+    total: 3,
+    unread: 2,
+    filter: {},
+    onFirstPage: true,
+  });
+  assert.deepEqual(
+    again.alerts.map((a) => a.id),
+    [3, 2, 1],
+  );
+  assert.equal(again.total, 3);
+  const page2 = alertsReducer(during, {
+    kind: 'loaded',
+    alerts: [alert(1, { read: true })],
+    total: 3,
+    unread: 1,
+    filter: {},
+    onFirstPage: false,
+  });
+  assert.deepEqual(
+    page2.alerts.map((a) => a.id),
+    [1],
+  );
+  const critical = alertsReducer(during, {
+    kind: 'loaded',
+    alerts: [],
+    total: 0,
+    unread: 0,
+    filter: { severity: 'critical' },
+    onFirstPage: true,
+  });
+  assert.deepEqual(critical.alerts, []);
+});

@@ -33,10 +33,19 @@ export interface AlertsState {
   unread: number;
   /** Ids of live alerts seen, so a replayed one is not counted twice. */
   seen: ReadonlySet<number>;
+  /** Ids that arrived live (not from a load): a load that started before they did must keep them. */
+  live?: ReadonlySet<number>;
 }
 
 export type AlertsAction =
-  | { kind: 'loaded'; alerts: Alert[]; total: number; unread: number }
+  | {
+      kind: 'loaded';
+      alerts: Alert[];
+      total: number;
+      unread: number;
+      filter?: AlertFilter;
+      onFirstPage?: boolean;
+    }
   | { kind: 'live'; alert: LiveAlert; filter: AlertFilter; onFirstPage: boolean }
   | { kind: 'read'; alert_id: string }
   | { kind: 'read-all' }
@@ -53,25 +62,37 @@ export function matchesFilter(a: Pick<Alert, 'severity' | 'alert_type' | 'read'>
 
 export function alertsReducer(s: AlertsState, action: AlertsAction): AlertsState {
   switch (action.kind) {
-    case 'loaded':
+    case 'loaded': {
+      // A live alert newer than everything loaded arrived while the load was in flight (its answer
+      // was read before the alert was stored): keep it on the first page and in the counts.
+      const newest = Math.max(0, ...action.alerts.map((a) => a.id));
+      const missed =
+        action.onFirstPage && action.filter
+          ? s.alerts.filter(
+              (a) => s.live?.has(a.id) && a.id > newest && matchesFilter(a, action.filter as AlertFilter),
+            )
+          : [];
       return {
-        alerts: action.alerts,
-        total: action.total,
-        unread: action.unread,
-        seen: new Set(action.alerts.map((a) => a.id)),
+        alerts: [...missed, ...action.alerts],
+        total: action.total + missed.length,
+        unread: action.unread + missed.filter((a) => !a.read).length,
+        seen: new Set([...action.alerts, ...missed].map((a) => a.id)),
+        live: s.live,
       };
+    }
     case 'live': {
       const a: Alert = { ...action.alert, read: action.alert.read ?? false };
       if (s.seen.has(a.id) || s.alerts.some((x) => x.id === a.id)) return s;
       const seen = new Set(s.seen).add(a.id);
+      const live = new Set(s.live).add(a.id);
       const unread = s.unread + (a.read ? 0 : 1);
-      if (!matchesFilter(a, action.filter)) return { ...s, unread, seen };
+      if (!matchesFilter(a, action.filter)) return { ...s, unread, seen, live };
       const alerts = action.onFirstPage
         ? [a, ...s.alerts].sort((x, y) =>
             x.created_at < y.created_at ? 1 : x.created_at > y.created_at ? -1 : y.id - x.id,
           )
         : s.alerts;
-      return { alerts, total: s.total + 1, unread, seen };
+      return { alerts, total: s.total + 1, unread, seen, live };
     }
     case 'read': {
       const hit = s.alerts.find((a) => a.alert_id === action.alert_id);

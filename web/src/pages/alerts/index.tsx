@@ -60,7 +60,14 @@ export default function Alerts() {
       api.get<{ unread_count: number }>('/api/alerts/unread-count', { signal: ctl.signal }),
     ]).then(
       ([list, count]) => {
-        dispatch({ kind: 'loaded', alerts: list.alerts, total: list.total, unread: count.unread_count });
+        dispatch({
+          kind: 'loaded',
+          alerts: list.alerts,
+          total: list.total,
+          unread: count.unread_count,
+          filter: { severity, type, unreadOnly },
+          onFirstPage: offset === 0,
+        });
         setLoading(false);
       },
       (err) => {
