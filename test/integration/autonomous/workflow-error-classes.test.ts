@@ -120,6 +120,22 @@ async function prepareAttempts(id: string): Promise<number> {
   );
 }
 
+/** True once the preparation activity is pending a retry (its first attempt failed). */
+async function preparationRetrying(id: string): Promise<boolean> {
+  const client = await world.app.deps.temporal.client();
+  const d = await client.workflow.getHandle(temporalWorkflowId(id)).describe();
+  const p = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'prepareAutonomousWorkspace');
+  return (p?.attempt ?? 0) >= 2;
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 const prompts = (file: string) =>
   readFileSync(file, 'utf8')
     .trim()
@@ -265,8 +281,9 @@ describe('transient Git errors: short retries in the phase, failed at the limit'
     }
     await world.start(a!.workflowId);
     await world.start(b!.workflowId);
-    // a's lock goes away after a few seconds; b's stays.
-    await new Promise((r) => setTimeout(r, 3000));
+    // a's lock goes away once its preparation has failed at least once (a fixed wait raced a slow
+    // start under load); b's stays.
+    await waitUntil(() => preparationRetrying(a!.workflowId), 60_000, "a's preparation failing once");
     rmSync(lockOf(a!.workflowId));
     const [ra, rb] = await Promise.all(
       [a!.workflowId, b!.workflowId].map((id) =>
