@@ -180,7 +180,8 @@ test('two tabs of one user share one alerts stream; the other tab takes it over 
   await first.getByLabel('Password', { exact: true }).fill(u.password);
   await first.getByRole('button', { name: 'Sign in' }).click();
   await first.getByRole('heading', { name: 'Dashboard' }).waitFor();
-  await first.waitForTimeout(300);
+  // The shell opens the stream after sign-in; wait for it (a fixed 300 ms was short under load).
+  for (let i = 0; streams.length === 0 && i < 150; i++) await first.waitForTimeout(100);
   assert.equal(streams.length, 1, 'the first tab opened the stream');
   const second = await ctx.newPage();
   await second.goto('/alerts');
