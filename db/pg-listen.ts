@@ -10,7 +10,12 @@ const RECONNECT_MS = 1000;
 export function listenWithReconnect(
   database: DatabaseHandle,
   channel: string,
-  on: { notification: (payload: string) => void; connected: () => void },
+  on: {
+    notification: (payload: string) => void;
+    connected: () => void;
+    /** Runs when an established LISTEN connection ends (optional; notifications may be lost until `connected`). */
+    disconnected?: () => void;
+  },
 ): { stop(): Promise<void> } {
   const options = database.pool!.options;
   let client: pg.Client | undefined;
@@ -23,7 +28,10 @@ export function listenWithReconnect(
     c.on('error', () => undefined);
     c.on('notification', (msg) => on.notification(msg.payload ?? ''));
     c.on('end', () => {
-      if (client === c) client = undefined;
+      if (client === c) {
+        client = undefined;
+        on.disconnected?.();
+      }
       schedule();
     });
     try {

@@ -8,9 +8,12 @@
 // The session token is read from the cookie `session_token`, then `Authorization: Bearer`, then the
 // `token` query parameter; the first one present is the one used. A session is found by the SHA-256 of
 // the token in one indexed query joined with the user, its tenant and its extra permissions;
-// permissions are the cached role template plus those extras. No cache of sessions: a logout or a
-// deactivation takes effect on the next request on every instance.
+// permissions are the cached role template plus those extras. A usable result is kept in the
+// per-instance session cache (db/auth-session-cache.ts: LRU + TTL, dropped on every instance by
+// invalidateAuthSessions when a logout, deactivation, role change or tenant suspension commits), so
+// a repeat request costs no query; expiry is still checked on every request.
 import type { Request, RequestHandler } from 'express';
+import { type AuthSessionCache, authSessionCache, sqliteCacheFresh } from '../../db/auth-session-cache.ts';
 import { authSessionsRepository } from '../../db/repositories/auth-sessions.ts';
 import {
   allowedWhilePasswordChangeRequired,
@@ -105,10 +108,18 @@ export async function resolveSession(deps: AppDeps, req: Request): Promise<Sessi
     repo = authSessionsRepository(deps.database);
     repos.set(deps, repo);
   }
-  const [p, templates] = await Promise.all([
-    repo.findByTokenHash(hashSessionToken(found.token)),
-    roleTemplates(deps),
-  ]);
+  const tokenHash = hashSessionToken(found.token);
+  const cache = sessionCacheOf(deps);
+  if (deps.database.dialect === 'sqlite') await sqliteCacheFresh(deps.database);
+  const hit = cache.get(tokenHash);
+  if (hit) {
+    if (hit.expiresAt <= deps.now().getTime()) return { ok: false, error: new UnauthorizedError(INVALID) };
+    const templates = roleTemplates(deps);
+    // Same role templates as when cached (the 60 s template cache did not reload): reuse as is.
+    if (templates === hit.templates) return hit.resolution;
+  }
+  const generation = cache.generation;
+  const [p, templates] = await Promise.all([repo.findByTokenHash(tokenHash), roleTemplates(deps)]);
   if (!p?.sessionActive || p.expiresAt.getTime() <= deps.now().getTime())
     return { ok: false, error: new UnauthorizedError(INVALID) };
   if (p.user.deletedAt || !p.user.isActive)
@@ -120,7 +131,7 @@ export async function resolveSession(deps: AppDeps, req: Request): Promise<Sessi
   const permissions = isRole(p.user.role)
     ? effectivePermissions(role, p.extraPermissions, templates)
     : new Set<Permission>();
-  return {
+  const resolution: SessionResolution = {
     ok: true,
     mustChangePassword: p.user.mustChangePassword,
     auth: {
@@ -136,7 +147,27 @@ export async function resolveSession(deps: AppDeps, req: Request): Promise<Sessi
       },
     },
   };
+  cache.set(
+    tokenHash,
+    { resolution, expiresAt: p.expiresAt.getTime(), templates },
+    { sessionId: p.sessionId, userId: p.user.id, tenantId: p.user.tenantId },
+    generation,
+  );
+  return resolution;
 }
+
+/** A cached usable session: the resolution, its expiry, and the role templates it was computed with. */
+interface CachedSession {
+  resolution: SessionResolution;
+  expiresAt: number;
+  templates: unknown;
+}
+
+const sessionCacheOf = (deps: AppDeps): AuthSessionCache<CachedSession> =>
+  authSessionCache<CachedSession>(deps.database, {
+    max: deps.settings.SVC_AUTH_SESSION_CACHE_SIZE,
+    ttlMs: deps.settings.SVC_AUTH_SESSION_CACHE_TTL_MS,
+  });
 
 /** Path of the request inside the whole app (routers see a shortened req.path). */
 const fullPath = (req: Request) => (req.originalUrl || req.url).split('?')[0]!;

@@ -1,6 +1,7 @@
 // The only SQL for auth sessions (`sessions`). The token column holds the SHA-256 of the session token;
 // the raw token exists only in the client's cookie or header.
 import { and, eq, ne, sql } from 'drizzle-orm';
+import { invalidateAuthSessions } from '../auth-session-cache.ts';
 import type { DatabaseHandle } from '../client.ts';
 
 export interface SessionPrincipal {
@@ -126,6 +127,7 @@ export function authSessionsRepository(database: DatabaseHandle) {
 
     async deactivate(sessionId: number): Promise<void> {
       await db.update(s).set({ isActive: false }).where(eq(s.id, sessionId));
+      await invalidateAuthSessions(database, { sessionId });
     },
 
     /** Ends every session of a user, optionally keeping one (the caller's own after a password change). */
@@ -138,6 +140,7 @@ export function authSessionsRepository(database: DatabaseHandle) {
         .update(s)
         .set({ isActive: false })
         .where(and(cond, eq(s.isActive, true)));
+      await invalidateAuthSessions(database, { userId });
     },
   };
 }

@@ -1,8 +1,10 @@
 // The only SQL for `role_permissions` (role templates) and `user_permissions` (per-user extras).
 import { and, eq } from 'drizzle-orm';
+import { invalidateAuthSessions } from '../auth-session-cache.ts';
 import type { DatabaseHandle } from '../client.ts';
 
-export function permissionsRepository({ db, t }: DatabaseHandle) {
+export function permissionsRepository(database: DatabaseHandle) {
+  const { db, t } = database;
   return {
     /** role -> permissions, from the seeded templates. */
     async roleTemplates(): Promise<Map<string, string[]>> {
@@ -29,11 +31,13 @@ export function permissionsRepository({ db, t }: DatabaseHandle) {
         .insert(t.userPermissions)
         .values({ userId, permission, grantedBy, grantedAt: at })
         .onConflictDoNothing();
+      await invalidateAuthSessions(database, { userId });
     },
     async revoke(userId: number, permission: string): Promise<void> {
       await db
         .delete(t.userPermissions)
         .where(and(eq(t.userPermissions.userId, userId), eq(t.userPermissions.permission, permission)));
+      await invalidateAuthSessions(database, { userId });
     },
   };
 }

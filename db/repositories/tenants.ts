@@ -18,6 +18,7 @@
 import { and, asc, eq, gte, inArray, isNull, lte, or } from 'drizzle-orm';
 import { isSystemAdmin } from '../../domain/access.ts';
 import { DEFAULT_TENANT_QUOTAS, DEFAULT_TENANT_SETTINGS } from '../../domain/tenants.ts';
+import { invalidateAuthSessions } from '../auth-session-cache.ts';
 import type { DatabaseHandle, RawSql } from '../client.ts';
 
 export interface TenantInsert {
@@ -151,6 +152,8 @@ export function tenantsRepository(database: DatabaseHandle) {
         .update(tn)
         .set({ ...patch, updatedAt: at })
         .where(eq(tn.id, id));
+      // Status (suspension) and name reach cached sessions of the tenant's users.
+      await invalidateAuthSessions(database, { tenantId: id });
     },
     async settingsOf(id: number) {
       const [row] = await db.select().from(t.tenantSettings).where(eq(t.tenantSettings.tenantId, id));
@@ -175,6 +178,7 @@ export function tenantsRepository(database: DatabaseHandle) {
     },
     async softDelete(id: number, at: Date): Promise<void> {
       await db.update(tn).set({ deletedAt: at, updatedAt: at }).where(eq(tn.id, id));
+      await invalidateAuthSessions(database, { tenantId: id });
     },
     /**
      * Removes the tenant and what it owned, in one transaction: its machines with their assignments,
@@ -185,7 +189,7 @@ export function tenantsRepository(database: DatabaseHandle) {
      * (services/remote-session-teardown.ts); this only guarantees their tokens are dead.
      */
     async hardDelete(id: number, at: Date): Promise<HardDeleteSummary> {
-      return database.transaction(async ({ db: tx }) => {
+      const summary = await database.transaction(async ({ db: tx }) => {
         const members = await tx
           .select({ id: t.users.id, role: t.users.role })
           .from(t.users)
@@ -243,6 +247,9 @@ export function tenantsRepository(database: DatabaseHandle) {
           usersLoggedOut: loggedOut.length,
         };
       });
+      // Cached sessions were keyed to this tenant id: members' sessions re-read (ended or tenant-less).
+      await invalidateAuthSessions(database, { tenantId: id });
+      return summary;
     },
     /** tenant_usage rows between two YYYY-MM-DD dates, inclusive. */
     async usage(id: number, from: string, to: string) {

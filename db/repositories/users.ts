@@ -3,6 +3,7 @@
 // transaction (recountTenantUsers, db/repositories/tenants.ts, says what is counted and why a recount).
 import { and, asc, count, eq, isNull } from 'drizzle-orm';
 import type { ReadScope } from '../../domain/tenant-scope.ts';
+import { invalidateAuthSessions } from '../auth-session-cache.ts';
 import type { DatabaseHandle } from '../client.ts';
 import { scopeCondition } from '../tenant-scope-sql.ts';
 import { recountTenantUsers } from './tenants.ts';
@@ -115,14 +116,16 @@ export function usersRepository(database: DatabaseHandle) {
           .where(and(eq(u.id, id), isNull(u.deletedAt)));
       if (patch.tenantId === undefined) {
         await write(db);
-        return;
+      } else {
+        await database.transaction(async (tx) => {
+          const before = await tenantOf(tx.db, id);
+          await write(tx.db);
+          if (before && before.deletedAt === null)
+            await recountTenantUsers(tx.sql, [before.tenantId, patch.tenantId!]);
+        });
       }
-      await database.transaction(async (tx) => {
-        const before = await tenantOf(tx.db, id);
-        await write(tx.db);
-        if (before && before.deletedAt === null)
-          await recountTenantUsers(tx.sql, [before.tenantId, patch.tenantId!]);
-      });
+      // Role, activity, tenant, identity: whatever changed, cached sessions of this user re-read.
+      await invalidateAuthSessions(database, { userId: id });
     },
     async setPassword(
       id: number,
@@ -131,6 +134,7 @@ export function usersRepository(database: DatabaseHandle) {
       at: Date,
     ): Promise<void> {
       await db.update(u).set({ passwordHash, mustChangePassword, updatedAt: at }).where(eq(u.id, id));
+      await invalidateAuthSessions(database, { userId: id });
     },
     async setQuota(id: number, quota: UserQuota, at: Date): Promise<void> {
       await db
@@ -144,6 +148,7 @@ export function usersRepository(database: DatabaseHandle) {
         await tx.db.update(u).set({ deletedAt: at, isActive: false, updatedAt: at }).where(eq(u.id, id));
         await recountTenantUsers(tx.sql, [before?.tenantId ?? null]);
       });
+      await invalidateAuthSessions(database, { userId: id });
     },
     async touchLogin(id: number, at: Date): Promise<void> {
       await db.update(u).set({ lastLoginAt: at }).where(eq(u.id, id));
