@@ -10,19 +10,22 @@ import { isCalendarDate } from '../../domain/usage/ingest-rows.ts';
 import { quotaServiceFor } from '../../services/quota.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 import { allStatusView, quotaGuarded } from './quota.ts';
 
 const usageQuery = z.object({
   date: z.string().refine(isCalendarDate, 'must be a date YYYY-MM-DD').optional(),
 });
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getAdminQuotaUsage = endpoint({ tags: ['admin-quota'], query: usageQuery });
+
 export function adminQuotaRouter(deps: AppDeps): Router {
   const r = Router();
   const quota = quotaServiceFor(deps);
 
-  r.get('/api/admin/quota/usage', authenticate(deps), requireAdmin, async (req, res) => {
-    const q = parseInput(usageQuery, req.query);
+  r.get('/api/admin/quota/usage', getAdminQuotaUsage, authenticate(deps), requireAdmin, async (req, res) => {
+    const q = getAdminQuotaUsage.query(req);
     const at = q.date ? new Date(`${q.date}T12:00:00Z`) : deps.now();
     const { date, month, users } = allStatusView(
       await quotaGuarded(() => quota.statusOfAll(readScope(req.auth.user), at)),

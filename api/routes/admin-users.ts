@@ -19,6 +19,7 @@ import type { AppDeps } from '../deps.ts';
 import { iso } from '../json-dates.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 const username = z
   .string()
@@ -62,6 +63,62 @@ const quotaBody = z
   })
   .strict();
 const idParam = z.object({ user_id: z.coerce.number().int().positive() });
+
+// Declarations of each route (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const quotaField = z.number().int().nullable();
+const userSchema = z.object({
+  id: z.number().int(),
+  username: z.string(),
+  email: z.string().nullable(),
+  role: z.string(),
+  is_active: z.boolean(),
+  created_at: z.string().nullable(),
+  tenant_id: z.number().int().nullable(),
+  must_change_password: z.boolean(),
+  linux_account: z.string().nullable(),
+  last_login_at: z.string().nullable(),
+  daily_token_quota: quotaField,
+  monthly_token_quota: quotaField,
+  daily_request_quota: quotaField,
+  monthly_request_quota: quotaField,
+});
+const success = z.object({ success: z.literal(true) });
+const tags = ['admin-users'];
+const listUsers = endpoint({
+  tags,
+  summary: "Users the caller administers (a tenant admin: its own tenant's)",
+  responses: { 200: z.object({ users: z.array(userSchema) }) },
+});
+const createUser = endpoint({
+  tags,
+  summary: 'Create a user',
+  body: createBody,
+  responses: { 201: z.object({ success: z.literal(true), user_id: z.number().int() }) },
+  errors: [409],
+});
+const updateUser = endpoint({
+  tags,
+  summary: 'Update a user (absent ids: 404 to system admins, 403 to anyone else)',
+  params: idParam,
+  body: updateBody,
+  responses: { 200: z.object({ success: z.literal(true), user: userSchema }) },
+  errors: [409],
+});
+const deleteUser = endpoint({ tags, summary: 'Delete a user', params: idParam, responses: { 200: success } });
+const resetPassword = endpoint({
+  tags,
+  summary: "Reset a user's password (the user's sessions end)",
+  params: idParam,
+  body: passwordBody,
+  responses: { 200: z.object({ success: z.literal(true), message: z.string() }) },
+});
+const setQuota = endpoint({
+  tags,
+  summary: "Set a user's token quotas (millions) and request quotas",
+  params: idParam,
+  body: quotaBody,
+  responses: { 200: z.object({ success: z.literal(true), user: userSchema }) },
+});
 
 export const userView = (u: UserRow) => ({
   id: u.id,
@@ -128,13 +185,13 @@ export function adminUsersRouter(deps: AppDeps): Router {
     return given;
   };
 
-  r.get('/', async (req, res) => {
+  r.get('/', listUsers, async (req, res) => {
     const rows = await users().list(readScope(req.auth.user));
     res.json({ users: rows.map(userView) });
   });
 
-  r.post('/', async (req, res) => {
-    const body = parseInput(createBody, req.body);
+  r.post('/', createUser, async (req, res) => {
+    const body = createUser.body(req);
     if (!canAssignRole(req.auth.user, body.role))
       throw new ForbiddenError('Only a system administrator can grant this role');
     await policyCheck(body.username, body.password);
@@ -178,9 +235,9 @@ export function adminUsersRouter(deps: AppDeps): Router {
     res.status(201).json({ success: true, user_id: created.id });
   });
 
-  r.put('/:user_id', async (req, res) => {
+  r.put('/:user_id', updateUser, async (req, res) => {
     const target = await manageable(req);
-    const body = parseInput(updateBody, req.body);
+    const body = updateUser.body(req);
     const self = target.id === req.auth.user.id;
     const patch: UserPatch = {};
     if (body.username !== undefined && body.username !== target.username) {
@@ -225,8 +282,8 @@ export function adminUsersRouter(deps: AppDeps): Router {
     res.json({ success: true, user: userView({ ...target, ...patch } as UserRow) });
   });
 
-  r.delete('/:user_id', async (req, res) => {
-    const { user_id } = parseInput(idParam, req.params);
+  r.delete('/:user_id', deleteUser, async (req, res) => {
+    const { user_id } = deleteUser.params(req);
     if (user_id === req.auth.user.id) throw new BadRequestError('You cannot delete your own account');
     const target = await manageable(req);
     await users().softDelete(target.id, deps.now());
@@ -242,9 +299,9 @@ export function adminUsersRouter(deps: AppDeps): Router {
     res.json({ success: true });
   });
 
-  r.put('/:user_id/password', async (req, res) => {
+  r.put('/:user_id/password', resetPassword, async (req, res) => {
     const target = await manageable(req);
-    const body = parseInput(passwordBody, req.body);
+    const body = resetPassword.body(req);
     await policyCheck(target.username, body.password);
     await users().setPassword(
       target.id,
@@ -267,9 +324,9 @@ export function adminUsersRouter(deps: AppDeps): Router {
     res.json({ success: true, message: 'Password reset' });
   });
 
-  r.put('/:user_id/quota', async (req, res) => {
+  r.put('/:user_id/quota', setQuota, async (req, res) => {
     const target = await manageable(req);
-    const body = parseInput(quotaBody, req.body);
+    const body = setQuota.body(req);
     const quota = {
       dailyTokenQuota: body.daily_token_quota,
       monthlyTokenQuota: body.monthly_token_quota,

@@ -18,26 +18,32 @@ import {
 } from '../../services/alerts/webhook-preference.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 const PATH = '/api/alerts/preferences/webhook';
 
 const putBody = z.object({ webhook_url: z.string().min(1).max(MAX_WEBHOOK_URL_LENGTH) }).strict();
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const tags = ['alerts'];
+const readWebhook = endpoint({ tags, summary: "The caller's robot webhook (its secret never shown)" });
+const saveWebhook = endpoint({ tags, summary: "Set the caller's robot webhook URL", body: putBody });
+const clearWebhook = endpoint({ tags, summary: "Remove the caller's robot webhook" });
+
 export function alertWebhookRouter(deps: AppDeps) {
   const r = Router();
   r.use(PATH, authenticate(deps));
 
-  r.get(PATH, async (req, res) => {
+  r.get(PATH, readWebhook, async (req, res) => {
     res.json(await webhookPreferenceView(deps.database, req.auth.user.id));
   });
 
-  r.put(PATH, async (req, res) => {
-    const body = parseInput(putBody, req.body);
+  r.put(PATH, saveWebhook, async (req, res) => {
+    const body = saveWebhook.body(req);
     res.json(await saveWebhookPreference(deps, req.auth.user.id, body.webhook_url));
   });
 
-  r.delete(PATH, async (req, res) => {
+  r.delete(PATH, clearWebhook, async (req, res) => {
     res.json(await saveWebhookPreference(deps, req.auth.user.id, null));
   });
 

@@ -16,6 +16,7 @@ import { webhookPreferenceView } from '../../services/alerts/webhook-preference.
 import type { AppDeps } from '../deps.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 export const DEFAULT_ALERT_PAGE_SIZE = 50;
 
@@ -43,6 +44,16 @@ const lastEventId = z.object({
   'Last-Event-ID': z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
 });
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getAlerts = endpoint({ tags: ['alerts'], query: listQuery });
+const getAlertsUnreadCount = endpoint({ tags: ['alerts'] });
+const getAlertsPreferences = endpoint({ tags: ['alerts'] });
+const putAlertsPreferences = endpoint({ tags: ['alerts'], body: preferencesBody });
+const postAlertsReadAll = endpoint({ tags: ['alerts'] });
+const getAlertsStream = endpoint({ tags: ['alerts'] });
+const postAlertsIdRead = endpoint({ tags: ['alerts'], params: alertIdParam });
+const deleteAlertsId = endpoint({ tags: ['alerts'], params: alertIdParam });
+
 export function alertsRouter(deps: AppDeps) {
   const r = Router();
   const alerts = alertsRepository(deps.database.sql);
@@ -57,8 +68,8 @@ export function alertsRouter(deps: AppDeps) {
 
   r.use('/api/alerts', authenticate(deps));
 
-  r.get('/api/alerts', async (req, res) => {
-    const q = parseInput(listQuery, req.query);
+  r.get('/api/alerts', getAlerts, async (req, res) => {
+    const q = getAlerts.query(req);
     const { rows, total } = await alerts.list(await viewerOf(req), {
       type: q.type,
       severity: q.severity,
@@ -69,7 +80,7 @@ export function alertsRouter(deps: AppDeps) {
     res.json({ alerts: rows, total, limit: q.limit, offset: q.offset });
   });
 
-  r.get('/api/alerts/unread-count', async (req, res) => {
+  r.get('/api/alerts/unread-count', getAlertsUnreadCount, async (req, res) => {
     res.json({ unread_count: await alerts.unreadCount(await viewerOf(req)) });
   });
 
@@ -80,33 +91,33 @@ export function alertsRouter(deps: AppDeps) {
     ...(await webhookPreferenceView(deps.database, userId)),
   });
 
-  r.get('/api/alerts/preferences', async (req, res) => {
+  r.get('/api/alerts/preferences', getAlertsPreferences, async (req, res) => {
     res.json(await withWebhook(req.auth.user.id, await prefs.get(req.auth.user.id)));
   });
 
-  r.put('/api/alerts/preferences', async (req, res) => {
-    const body = parseInput(preferencesBody, req.body);
+  r.put('/api/alerts/preferences', putAlertsPreferences, async (req, res) => {
+    const body = putAlertsPreferences.body(req);
     const merged = { ...(await prefs.get(req.auth.user.id)), ...body };
     await prefs.put(req.auth.user.id, merged, deps.now());
     res.json(await withWebhook(req.auth.user.id, merged));
   });
 
-  r.post('/api/alerts/read-all', async (req, res) => {
+  r.post('/api/alerts/read-all', postAlertsReadAll, async (req, res) => {
     res.json({ success: true, marked: await alerts.markAllRead(await viewerOf(req)) });
   });
 
-  r.get('/api/alerts/stream', async (req, res) =>
+  r.get('/api/alerts/stream', getAlertsStream, async (req, res) =>
     streamAlerts(deps, req, res, await viewerOf(req), keepaliveMs),
   );
 
-  r.post('/api/alerts/:alert_id/read', async (req, res) => {
-    const { alert_id } = parseInput(alertIdParam, req.params);
+  r.post('/api/alerts/:alert_id/read', postAlertsIdRead, async (req, res) => {
+    const { alert_id } = postAlertsIdRead.params(req);
     if (!(await alerts.markRead(await viewerOf(req), alert_id))) throw new NotFoundError('Alert not found');
     res.json({ success: true, alert_id });
   });
 
-  r.delete('/api/alerts/:alert_id', async (req, res) => {
-    const { alert_id } = parseInput(alertIdParam, req.params);
+  r.delete('/api/alerts/:alert_id', deleteAlertsId, async (req, res) => {
+    const { alert_id } = deleteAlertsId.params(req);
     if (!(await alerts.remove(await viewerOf(req), alert_id))) throw new NotFoundError('Alert not found');
     res.json({ success: true, alert_id });
   });

@@ -32,7 +32,7 @@ import { storageKey } from '../../services/secrets.ts';
 import { requestIdOf, writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 type KeyAction = 'API_KEY_CREATE' | 'API_KEY_READ' | 'API_KEY_UPDATE' | 'API_KEY_DELETE';
 type KeyResult = 'success' | 'denied' | 'not_found';
@@ -87,6 +87,12 @@ const keyIdOf = (raw: unknown): number | null =>
   typeof raw === 'string' && /^[1-9][0-9]{0,9}$/.test(raw) && Number(raw) <= 2_147_483_647
     ? Number(raw)
     : null;
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const putKey = endpoint({ tags: ['api-keys'], summary: 'Update a tenant API key', body: updateBody });
+const deleteKey = endpoint({ tags: ['api-keys'], summary: 'Delete a tenant API key' });
+const listKeys = endpoint({ tags: ['api-keys'] });
+const createKey = endpoint({ tags: ['api-keys'], body: createBody });
 
 export function apiKeysRouter(deps: AppDeps): Router {
   const r = Router();
@@ -195,16 +201,16 @@ export function apiKeysRouter(deps: AppDeps): Router {
     throw new ForbiddenError(TENANT_KEY_ERRORS.keyNotFound);
   };
 
-  r.get('/', async (req, res) => {
+  r.get('/', listKeys, async (req, res) => {
     const d = await decide(req, 'API_KEY_READ');
     const rows = await keys().listForTenant(d.tenantId);
     await audit(req, 'API_KEY_READ', d.tenantId, 'success', {}, { count: rows.length });
     res.json({ success: true, tenant_id: d.tenantId, keys: rows.map((k) => keyView(k, req)) });
   });
 
-  r.post('/', async (req, res) => {
+  r.post('/', createKey, async (req, res) => {
     const d = await decide(req, 'API_KEY_CREATE');
-    const body = parseInput(createBody, req.body);
+    const body = createKey.body(req);
     const bySystemAdmin = isSystemAdmin(req.auth.user);
     const base = await checkKeyBaseUrl(
       body.base_url,
@@ -238,11 +244,11 @@ export function apiKeysRouter(deps: AppDeps): Router {
     res.status(201).json({ success: true, key: keyView(created, req) });
   });
 
-  r.put('/:key_id', async (req, res) => {
+  r.put('/:key_id', putKey, async (req, res) => {
     const keyId = keyIdOf(req.params.key_id);
     const d = await decide(req, 'API_KEY_UPDATE', keyId);
     const existing = await keyIn(req, 'API_KEY_UPDATE', d, keyId);
-    const body = parseInput(updateBody, req.body);
+    const body = putKey.body(req);
     const patch: TenantKeyPatch = {};
     if (body.provider !== undefined) patch.provider = body.provider;
     if (body.key_name !== undefined) patch.keyName = body.key_name;
@@ -286,7 +292,7 @@ export function apiKeysRouter(deps: AppDeps): Router {
     res.json({ success: true, key: keyView(updated, req) });
   });
 
-  r.delete('/:key_id', async (req, res) => {
+  r.delete('/:key_id', deleteKey, async (req, res) => {
     const keyId = keyIdOf(req.params.key_id);
     const d = await decide(req, 'API_KEY_DELETE', keyId);
     const existing = await keyIn(req, 'API_KEY_DELETE', d, keyId);

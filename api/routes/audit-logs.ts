@@ -13,7 +13,7 @@ import { inScope, readScope } from '../../domain/tenant-scope.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 export const AUDIT_LOG_PATHS = ['/api/audit/logs', '/api/audit-logs', '/api/governance/audit-logs'];
 export const DEFAULT_AUDIT_PAGE_SIZE = 100;
@@ -96,6 +96,19 @@ const CSV_COLUMNS = [
   'details',
 ] as const;
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const listLogs = endpoint({
+  tags: ['audit-logs'],
+  summary: "Audit records in the caller's scope",
+  query: listQuery,
+});
+const getAuditLogsExport = endpoint({ tags: ['audit-logs'], query: exportQuery });
+const getAuditUserIdActivity = endpoint({
+  tags: ['audit-logs'],
+  params: z.object({ user_id: z.coerce.number().int().positive() }),
+  query: activityQuery,
+});
+
 /** RFC 4180 quoting; cells a spreadsheet would run as a formula get a leading apostrophe. */
 export function csvCell(v: unknown): string {
   let s = v == null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
@@ -115,8 +128,8 @@ export function auditLogsRouter(deps: AppDeps): Router {
   const repo = () => auditRepository(deps.database);
   const scopeOf = (req: Request) => readScope(req.auth.user);
 
-  r.get(AUDIT_LOG_PATHS, auth, requirePermission('view_audit_logs'), async (req, res) => {
-    const q = parseInput(listQuery, req.query);
+  r.get(AUDIT_LOG_PATHS, listLogs, auth, requirePermission('view_audit_logs'), async (req, res) => {
+    const q = listLogs.query(req);
     const filters: AuditFilters = {
       userId: q.user_id,
       username: q.username,
@@ -133,71 +146,83 @@ export function auditLogsRouter(deps: AppDeps): Router {
     res.json({ logs: rows.map(auditView), total, limit: q.limit, offset: q.offset });
   });
 
-  r.get('/api/audit/logs/export', auth, requirePermission('export_audit_logs'), async (req, res) => {
-    const q = parseInput(exportQuery, req.query);
-    const rows = (await repo().list(scopeOf(req), timeRange(q), { limit: EXPORT_MAX_ROWS, offset: 0 })).map(
-      auditView,
-    );
-    await writeAudit(deps, req, {
-      action: 'AUDIT_LOG_EXPORT',
-      resourceType: 'audit_logs',
-      details: {
-        format: q.format,
+  r.get(
+    '/api/audit/logs/export',
+    getAuditLogsExport,
+    auth,
+    requirePermission('export_audit_logs'),
+    async (req, res) => {
+      const q = getAuditLogsExport.query(req);
+      const rows = (await repo().list(scopeOf(req), timeRange(q), { limit: EXPORT_MAX_ROWS, offset: 0 })).map(
+        auditView,
+      );
+      await writeAudit(deps, req, {
+        action: 'AUDIT_LOG_EXPORT',
+        resourceType: 'audit_logs',
+        details: {
+          format: q.format,
+          count: rows.length,
+          start_date: q.start_date ?? null,
+          end_date: q.end_date ?? null,
+        },
+      });
+      const stamp = deps.now().toISOString().slice(0, 10);
+      res.setHeader('content-disposition', `attachment; filename="audit-logs-${stamp}.${q.format}"`);
+      if (q.format === 'csv') {
+        res.type('text/csv; charset=utf-8').send(toCsv(rows));
+        return;
+      }
+      res.json({
+        logs: rows,
         count: rows.length,
-        start_date: q.start_date ?? null,
-        end_date: q.end_date ?? null,
-      },
-    });
-    const stamp = deps.now().toISOString().slice(0, 10);
-    res.setHeader('content-disposition', `attachment; filename="audit-logs-${stamp}.${q.format}"`);
-    if (q.format === 'csv') {
-      res.type('text/csv; charset=utf-8').send(toCsv(rows));
-      return;
-    }
-    res.json({
-      logs: rows,
-      count: rows.length,
-      exported_at: deps.now().toISOString(),
-      truncated: rows.length === EXPORT_MAX_ROWS,
-    });
-  });
+        exported_at: deps.now().toISOString(),
+        truncated: rows.length === EXPORT_MAX_ROWS,
+      });
+    },
+  );
 
-  r.get('/api/audit/user/:user_id/activity', auth, requirePermission('view_audit_logs'), async (req, res) => {
-    const userId = parseInput(z.object({ user_id: z.coerce.number().int().positive() }), req.params).user_id;
-    const q = parseInput(activityQuery, req.query);
-    const scope = scopeOf(req);
-    const target = await usersRepository(deps.database).findAnyById(userId);
-    if (!inScope(scope, target?.tenantId) && scope.kind !== 'all')
-      throw new ForbiddenError('Cross-tenant access denied');
-    if (!target) throw new NotFoundError('User not found');
-    const now = deps.now();
-    const from = new Date(now.getTime() - q.days * 86_400_000);
-    const rows = await repo().forUserSince(scope, userId, from, EXPORT_MAX_ROWS);
-    const byAction: Record<string, number> = {};
-    const byDay: Record<string, number> = {};
-    let failed = 0;
-    for (const a of rows) {
-      byAction[a.action] = (byAction[a.action] ?? 0) + 1;
-      const day = a.timestamp.toISOString().slice(0, 10);
-      byDay[day] = (byDay[day] ?? 0) + 1;
-      if (!a.success) failed++;
-    }
-    res.json({
-      user_id: target.id,
-      username: target.username,
-      days: q.days,
-      start: from.toISOString(),
-      end: now.toISOString(),
-      total_actions: rows.length,
-      failed_actions: failed,
-      by_action: byAction,
-      by_day: Object.entries(byDay)
-        .sort(([a], [b]) => a.localeCompare(b))
-        .map(([date, count]) => ({ date, count })),
-      last_activity: rows[0]?.timestamp.toISOString() ?? null,
-      recent: rows.slice(0, 20).map(auditView),
-    });
-  });
+  r.get(
+    '/api/audit/user/:user_id/activity',
+    getAuditUserIdActivity,
+    auth,
+    requirePermission('view_audit_logs'),
+    async (req, res) => {
+      const userId = getAuditUserIdActivity.params(req).user_id;
+      const q = getAuditUserIdActivity.query(req);
+      const scope = scopeOf(req);
+      const target = await usersRepository(deps.database).findAnyById(userId);
+      if (!inScope(scope, target?.tenantId) && scope.kind !== 'all')
+        throw new ForbiddenError('Cross-tenant access denied');
+      if (!target) throw new NotFoundError('User not found');
+      const now = deps.now();
+      const from = new Date(now.getTime() - q.days * 86_400_000);
+      const rows = await repo().forUserSince(scope, userId, from, EXPORT_MAX_ROWS);
+      const byAction: Record<string, number> = {};
+      const byDay: Record<string, number> = {};
+      let failed = 0;
+      for (const a of rows) {
+        byAction[a.action] = (byAction[a.action] ?? 0) + 1;
+        const day = a.timestamp.toISOString().slice(0, 10);
+        byDay[day] = (byDay[day] ?? 0) + 1;
+        if (!a.success) failed++;
+      }
+      res.json({
+        user_id: target.id,
+        username: target.username,
+        days: q.days,
+        start: from.toISOString(),
+        end: now.toISOString(),
+        total_actions: rows.length,
+        failed_actions: failed,
+        by_action: byAction,
+        by_day: Object.entries(byDay)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([date, count]) => ({ date, count })),
+        last_activity: rows[0]?.timestamp.toISOString() ?? null,
+        recent: rows.slice(0, 20).map(auditView),
+      });
+    },
+  );
 
   return r;
 }

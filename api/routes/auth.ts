@@ -14,7 +14,7 @@ import type { AppDeps } from '../deps.ts';
 import { iso } from '../json-dates.ts';
 import { LoginLockedError, login, warmDummyHash } from '../login.ts';
 import { authenticate, resolveSession } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 import { clearSessionCookie, setSessionCookie } from '../session-cookie.ts';
 
 const REQUIRED = 'Username and password are required';
@@ -27,13 +27,83 @@ const changeBody = z.object({
   new_password: z.string().min(1),
 });
 
+// Answers (documented in /api/openapi.json; api/openapi/endpoint.ts).
+const role = z.string();
+const loginUser = z.object({
+  id: z.number().int(),
+  username: z.string(),
+  email: z.string().nullable(),
+  role,
+  tenant_id: z.number().int().nullable(),
+  must_change_password: z.boolean(),
+});
+const success = z.object({ success: z.literal(true) });
+const profile = z.object({
+  id: z.number().int(),
+  username: z.string(),
+  email: z.string().nullable(),
+  role,
+  is_active: z.boolean(),
+  created_at: z.string().nullable(),
+});
+
+const loginEndpoint = endpoint({
+  summary: 'Log in with a username and password; sets the session cookie',
+  body: loginBody,
+  responses: { 200: z.object({ success: z.literal(true), user: loginUser, expires_at: z.string() }) },
+  errors: [401, 403, 429],
+  auth: 'public',
+});
+const logoutEndpoint = endpoint({ summary: 'End the current session', responses: { 200: success } });
+const checkEndpoint = endpoint({
+  summary: "Whether the caller's session is valid (never 401)",
+  responses: {
+    200: z.object({
+      authenticated: z.boolean(),
+      user: z.union([
+        loginUser.extend({ is_admin: z.boolean() }),
+        z.object({}).strict().describe('Empty when not authenticated'),
+      ]),
+    }),
+  },
+  auth: 'public',
+});
+const profileEndpoint = endpoint({ summary: "The caller's profile", responses: { 200: profile } });
+const meEndpoint = endpoint({
+  summary: 'The caller, with role, tenant and effective permissions',
+  responses: {
+    200: profile.extend({
+      tenant_id: z.number().int().nullable(),
+      is_admin: z.boolean(),
+      must_change_password: z.boolean(),
+      permissions: z.array(z.string()),
+      last_login_at: z.string().nullable(),
+    }),
+  },
+});
+const changePasswordEndpoint = endpoint({
+  summary: "Change the caller's password (other sessions of the user end)",
+  body: changeBody,
+  responses: { 200: z.object({ success: z.literal(true), message: z.string() }) },
+});
+const passwordPolicyEndpoint = endpoint({
+  summary: 'The password rules new passwords must meet',
+  responses: {
+    200: z.object({
+      min_length: z.number().int(),
+      max_length: z.number().int(),
+      must_differ_from_username: z.literal(true),
+    }),
+  },
+});
+
 export function authRouter(deps: AppDeps): Router {
   const r = Router();
   const auth = authenticate(deps);
   void warmDummyHash();
 
-  r.post('/api/auth/login', async (req, res) => {
-    const body = parseInput(loginBody, req.body);
+  r.post('/api/auth/login', loginEndpoint, async (req, res) => {
+    const body = loginEndpoint.body(req);
     const out = await login(deps, req, body.username, body.password).catch((err: unknown) => {
       if (err instanceof LoginLockedError) res.setHeader('retry-after', String(err.retryAfterSeconds));
       throw err;
@@ -53,7 +123,7 @@ export function authRouter(deps: AppDeps): Router {
     });
   });
 
-  r.post('/api/auth/logout', auth, async (req, res) => {
+  r.post('/api/auth/logout', auth, logoutEndpoint, async (req, res) => {
     await authSessionsRepository(deps.database).deactivate(req.auth.sessionId);
     clearSessionCookie(req, res);
     await writeAudit(deps, req, {
@@ -65,7 +135,7 @@ export function authRouter(deps: AppDeps): Router {
   });
 
   // Public: answers whether the caller's session is valid. Kept to one indexed query (bench/auth).
-  r.get('/api/auth/check', async (req, res) => {
+  r.get('/api/auth/check', checkEndpoint, async (req, res) => {
     const s = await resolveSession(deps, req);
     if (!s.ok) {
       // The spec's shape is {authenticated: boolean, user: object}: an empty object, never null.
@@ -93,7 +163,7 @@ export function authRouter(deps: AppDeps): Router {
     return row;
   };
 
-  r.get('/api/auth/profile', auth, async (req, res) => {
+  r.get('/api/auth/profile', auth, profileEndpoint, async (req, res) => {
     const u = await profileOf(req.auth.user.id);
     res.json({
       id: u.id,
@@ -105,7 +175,7 @@ export function authRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/auth/me', auth, async (req, res) => {
+  r.get('/api/auth/me', auth, meEndpoint, async (req, res) => {
     const u = await profileOf(req.auth.user.id);
     res.json({
       id: u.id,
@@ -122,8 +192,8 @@ export function authRouter(deps: AppDeps): Router {
     });
   });
 
-  r.post('/api/auth/change-password', auth, async (req, res) => {
-    const body = parseInput(changeBody, req.body);
+  r.post('/api/auth/change-password', auth, changePasswordEndpoint, async (req, res) => {
+    const body = changePasswordEndpoint.body(req);
     const u = await profileOf(req.auth.user.id);
     if (!(await verifyPassword(body.current_password, u.passwordHash))) {
       await writeAudit(deps, req, {
@@ -148,7 +218,7 @@ export function authRouter(deps: AppDeps): Router {
     res.json({ success: true, message: 'Password changed' });
   });
 
-  r.get('/api/password-policy', auth, async (_req, res) => {
+  r.get('/api/password-policy', auth, passwordPolicyEndpoint, async (_req, res) => {
     res.json(passwordPolicy((await securitySettings(deps)).password_min_length));
   });
 

@@ -23,7 +23,7 @@ import { retentionService } from '../../services/compliance/retention.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 const calendarDate = z.string().refine(isCalendarDate, 'must be a date YYYY-MM-DD');
 const tenantParam = { tenant_id: z.unknown().optional() };
@@ -69,6 +69,26 @@ const cleanupQuery = z.object({
 
 const DAY_MS = 86_400_000;
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getUserProfile = endpoint({
+  tags: ['compliance'],
+  params: z.object({ user_id: z.coerce.number('must be an integer').int().positive() }),
+  query: z.object({ days }),
+});
+const getComplianceReports = endpoint({ tags: ['compliance'] });
+const postComplianceReports = endpoint({ tags: ['compliance'], body: generateBody });
+const getComplianceReportsSaved = endpoint({ tags: ['compliance'], query: savedQuery });
+const getComplianceReportsId = endpoint({
+  tags: ['compliance'],
+  params: z.object({ report_id: z.string().min(1).max(64) }),
+});
+const getComplianceAuditPatterns = endpoint({ tags: ['compliance'], query: windowQuery });
+const getComplianceAuditAnomalies = endpoint({ tags: ['compliance'], query: anomalyQuery });
+const getComplianceAuditSecurityScore = endpoint({ tags: ['compliance'], query: z.object(tenantParam) });
+const getComplianceRetentionRules = endpoint({ tags: ['compliance'], query: z.object(tenantParam) });
+const putComplianceRetentionRules = endpoint({ tags: ['compliance'], body: rulesBody });
+const postComplianceRetentionCleanup = endpoint({ tags: ['compliance'], query: cleanupQuery });
+
 export function complianceRouter(deps: AppDeps): Router {
   const r = Router();
   const guard = [authenticate(deps), requirePermission('admin_access')];
@@ -97,7 +117,7 @@ export function complianceRouter(deps: AppDeps): Router {
     return rulesRepo.tenantIds();
   };
 
-  r.get('/api/compliance/reports', ...guard, (_req, res) => {
+  r.get('/api/compliance/reports', getComplianceReports, ...guard, (_req, res) => {
     res.json({
       report_types: REPORT_TYPES,
       formats: ['json', 'csv'],
@@ -105,8 +125,8 @@ export function complianceRouter(deps: AppDeps): Router {
     });
   });
 
-  r.post('/api/compliance/reports', ...guard, async (req, res) => {
-    const b = parseInput(generateBody, req.body);
+  r.post('/api/compliance/reports', postComplianceReports, ...guard, async (req, res) => {
+    const b = postComplianceReports.body(req);
     const span = (Date.parse(b.period_end) - Date.parse(b.period_start)) / DAY_MS + 1;
     if (span < 1) throw new BadRequestError('period_start must not be after period_end');
     if (span > MAX_REPORT_PERIOD_DAYS)
@@ -146,8 +166,8 @@ export function complianceRouter(deps: AppDeps): Router {
     res.json({ ...report.meta, summary: report.summary, rows: report.rows });
   });
 
-  r.get('/api/compliance/reports/saved', ...guard, async (req, res) => {
-    const q = parseInput(savedQuery, req.query);
+  r.get('/api/compliance/reports/saved', getComplianceReportsSaved, ...guard, async (req, res) => {
+    const q = getComplianceReportsSaved.query(req);
     const rows = await reports.list(readScope(req.auth.user), q);
     res.json({
       reports: rows.map((row) => ({
@@ -160,8 +180,8 @@ export function complianceRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/compliance/reports/:report_id', ...guard, async (req, res) => {
-    const id = parseInput(z.object({ report_id: z.string().min(1).max(64) }), req.params).report_id;
+  r.get('/api/compliance/reports/:report_id', getComplianceReportsId, ...guard, async (req, res) => {
+    const id = getComplianceReportsId.params(req).report_id;
     const row = await reports.get(readScope(req.auth.user), id);
     if (!row) throw new NotFoundError('Report not found');
     res.json({
@@ -172,28 +192,30 @@ export function complianceRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/compliance/audit/patterns', ...guard, async (req, res) => {
-    const q = parseInput(windowQuery, req.query);
+  r.get('/api/compliance/audit/patterns', getComplianceAuditPatterns, ...guard, async (req, res) => {
+    const q = getComplianceAuditPatterns.query(req);
     res.json(await analysis.patterns(scopeOf(req, q.tenant_id).scope, q.days));
   });
 
-  r.get('/api/compliance/audit/anomalies', ...guard, async (req, res) => {
-    const q = parseInput(anomalyQuery, req.query);
+  r.get('/api/compliance/audit/anomalies', getComplianceAuditAnomalies, ...guard, async (req, res) => {
+    const q = getComplianceAuditAnomalies.query(req);
     res.json(await analysis.anomalies(scopeOf(req, q.tenant_id).scope, q.days, q.threshold));
   });
 
-  r.get('/api/compliance/audit/security-score', ...guard, async (req, res) => {
-    const q = parseInput(z.object(tenantParam), req.query);
-    const { scope, tenantId } = scopeOf(req, q.tenant_id);
-    res.json({ tenant_id: tenantId, ...(await analysis.securityScore(scope)) });
-  });
+  r.get(
+    '/api/compliance/audit/security-score',
+    getComplianceAuditSecurityScore,
+    ...guard,
+    async (req, res) => {
+      const q = getComplianceAuditSecurityScore.query(req);
+      const { scope, tenantId } = scopeOf(req, q.tenant_id);
+      res.json({ tenant_id: tenantId, ...(await analysis.securityScore(scope)) });
+    },
+  );
 
-  r.get('/api/compliance/audit/user/:user_id/profile', ...guard, async (req, res) => {
-    const userId = parseInput(
-      z.object({ user_id: z.coerce.number('must be an integer').int().positive() }),
-      req.params,
-    ).user_id;
-    const q = parseInput(z.object({ days }), req.query);
+  r.get('/api/compliance/audit/user/:user_id/profile', getUserProfile, ...guard, async (req, res) => {
+    const userId = getUserProfile.params(req).user_id;
+    const q = getUserProfile.query(req);
     const scope = readScope(req.auth.user);
     const target = await usersRepository(deps.database).findAnyById(userId);
     if (!target || !inScope(scope, target.tenantId)) throw new NotFoundError('User not found');
@@ -207,8 +229,8 @@ export function complianceRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/compliance/retention/rules', ...guard, async (req, res) => {
-    const q = parseInput(z.object(tenantParam), req.query);
+  r.get('/api/compliance/retention/rules', getComplianceRetentionRules, ...guard, async (req, res) => {
+    const q = getComplianceRetentionRules.query(req);
     const ids = await tenantsOf(req, q.tenant_id);
     const rules = await Promise.all(ids.map((id) => rulesRepo.rules(id)));
     res.json({
@@ -221,8 +243,8 @@ export function complianceRouter(deps: AppDeps): Router {
     });
   });
 
-  r.put('/api/compliance/retention/rules', ...guard, async (req, res) => {
-    const b = parseInput(rulesBody, req.body);
+  r.put('/api/compliance/retention/rules', putComplianceRetentionRules, ...guard, async (req, res) => {
+    const b = putComplianceRetentionRules.body(req);
     const tenantId = resolveKeyTenant(req.auth.user, req.auth.permissions, b.tenant_id).tenantId;
     if (!(await rulesRepo.tenantExists(tenantId))) throw new NotFoundError('Tenant not found');
     const before = await rulesRepo.rules(tenantId);
@@ -253,8 +275,8 @@ export function complianceRouter(deps: AppDeps): Router {
     res.json(view);
   });
 
-  r.post('/api/compliance/retention/cleanup', ...guard, async (req, res) => {
-    const q = parseInput(cleanupQuery, req.query);
+  r.post('/api/compliance/retention/cleanup', postComplianceRetentionCleanup, ...guard, async (req, res) => {
+    const q = postComplianceRetentionCleanup.query(req);
     const tenantIds = await tenantsOf(req, q.tenant_id);
     const result = await retention.cleanup({ tenantIds, dryRun: q.dry_run === 'true' });
     await writeAudit(deps, req, {

@@ -35,7 +35,7 @@ import { contentFilterFor } from '../../services/content-filter.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 const MAX_ID = 2_147_483_647;
 const tenantIdField = z.number().int().min(1).max(MAX_ID).nullable();
@@ -103,21 +103,29 @@ function checkPattern(type: 'keyword' | 'regex', pattern: string) {
   if (problem !== null) throw new BadRequestError(`pattern: ${problem}`);
 }
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getFilterRules = endpoint({ tags: ['content-filter'] });
+const postFilterRules = endpoint({ tags: ['content-filter'], body: createBody });
+const putFilterRulesId = endpoint({ tags: ['content-filter'], params: ruleParams, body: updateBody });
+const deleteFilterRulesId = endpoint({ tags: ['content-filter'], params: ruleParams });
+const postContentCheck = endpoint({ tags: ['content-filter'], body: checkBody });
+const getContentFilterStats = endpoint({ tags: ['content-filter'] });
+
 export function contentFilterRouter(deps: AppDeps) {
   const router = Router();
   const repo = contentFilterRepository(deps.database.sql);
   const filter = contentFilterFor(deps);
   const admin = [authenticate(deps), requireAdmin];
 
-  router.get('/api/filter-rules', ...admin, async (req, res) => {
+  router.get('/api/filter-rules', getFilterRules, ...admin, async (req, res) => {
     const scope = readScope(req.auth.user);
     if (scope.kind === 'none') return res.json({ rules: [], total: 0 });
     const rules = await repo.list(scope.kind === 'all' ? { kind: 'all' } : scope);
     res.json({ rules: rules.map(ruleView), total: rules.length });
   });
 
-  router.post('/api/filter-rules', ...admin, async (req, res) => {
-    const body = parseInput(createBody, req.body);
+  router.post('/api/filter-rules', postFilterRules, ...admin, async (req, res) => {
+    const body = postFilterRules.body(req);
     checkPattern(body.type, body.pattern);
     const tenantId = targetTenant(req.auth.user, body.tenant_id);
     const rule = await repo.create(
@@ -143,9 +151,9 @@ export function contentFilterRouter(deps: AppDeps) {
     res.status(201).json(ruleView(rule));
   });
 
-  router.put('/api/filter-rules/:rule_id', ...admin, async (req, res) => {
-    const { rule_id } = parseInput(ruleParams, req.params);
-    const body = parseInput(updateBody, req.body);
+  router.put('/api/filter-rules/:rule_id', putFilterRulesId, ...admin, async (req, res) => {
+    const { rule_id } = putFilterRulesId.params(req);
+    const body = putFilterRulesId.body(req);
     const rule = writable(req.auth.user, await repo.get(rule_id));
     const next = {
       pattern: body.pattern ?? rule.pattern,
@@ -170,8 +178,8 @@ export function contentFilterRouter(deps: AppDeps) {
     res.json(ruleView(updated));
   });
 
-  router.delete('/api/filter-rules/:rule_id', ...admin, async (req, res) => {
-    const { rule_id } = parseInput(ruleParams, req.params);
+  router.delete('/api/filter-rules/:rule_id', deleteFilterRulesId, ...admin, async (req, res) => {
+    const { rule_id } = deleteFilterRulesId.params(req);
     const rule = writable(req.auth.user, await repo.get(rule_id));
     if (!(await repo.remove(rule_id))) throw new NotFoundError('Filter rule not found');
     filter.invalidate();
@@ -184,15 +192,15 @@ export function contentFilterRouter(deps: AppDeps) {
     res.json({ deleted: true, id: rule_id });
   });
 
-  router.post('/api/content/check', authenticate(deps), async (req, res) => {
-    const { content } = parseInput(checkBody, req.body);
+  router.post('/api/content/check', postContentCheck, authenticate(deps), async (req, res) => {
+    const { content } = postContentCheck.body(req);
     if (Buffer.byteLength(content, 'utf8') > MAX_CONTENT_BYTES)
       throw new PayloadTooLargeError(`content: longer than ${MAX_CONTENT_BYTES} bytes`);
     const result = await filter.check(req.auth.user.tenantId, content);
     res.json({ verdict: result.verdict, matches: result.matches, filter_enabled: result.filterEnabled });
   });
 
-  router.get('/api/content/filter/stats', ...admin, async (req, res) => {
+  router.get('/api/content/filter/stats', getContentFilterStats, ...admin, async (req, res) => {
     const scope = readScope(req.auth.user);
     if (scope.kind === 'none') throw new ForbiddenError(TENANT_KEY_ERRORS.adminWithoutTenant);
     const rules = await repo.list(scope.kind === 'all' ? { kind: 'all' } : scope);

@@ -14,6 +14,7 @@ import { authRouter } from './auth.ts';
 import { mountAutonomousRoutes } from './autonomous/index.ts';
 import { complianceRouter } from './compliance.ts';
 import { contentFilterRouter } from './content-filter.ts';
+import { openApiRouter } from './openapi.ts';
 import { opsRouter } from './ops.ts';
 import { optimizationRouter } from './optimization.ts';
 import { orgSyncRouter } from './orgsync.ts';
@@ -47,6 +48,7 @@ export function mountStreamingRoutes(app: Express, deps: AppDeps) {
 
 export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(opsRouter(deps));
+  app.use(openApiRouter(deps));
   app.use(authRouter(deps));
   app.use(ssoRouter(deps));
   app.use(samlRouter(deps));

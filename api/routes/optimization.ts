@@ -15,6 +15,7 @@ import { money } from '../../domain/roi/prices.ts';
 import { suggest, THRESHOLDS } from '../../domain/roi/suggestions.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 import { byCost, loadRoi, userGroups } from './roi.ts';
 
 export const MOVING_AVERAGE_DAYS = 7;
@@ -30,11 +31,16 @@ const efficiency = (t: Totals) => ({
   cost_per_request: t.requests === 0 ? 0 : money(t.cost / t.requests),
 });
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getOptimizationSuggestions = endpoint({ tags: ['optimization'] });
+const getOptimizationCostTrend = endpoint({ tags: ['optimization'] });
+const getOptimizationEfficiency = endpoint({ tags: ['optimization'] });
+
 export function optimizationRouter(deps: AppDeps): Router {
   const r = Router();
   const guard = [authenticate(deps), requirePermission('view_analysis')];
 
-  r.get('/api/optimization/suggestions', ...guard, async (req, res) => {
+  r.get('/api/optimization/suggestions', getOptimizationSuggestions, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     const subjects = await quotaSubjects(deps.database.sql, x.scope, {
       start: x.w.start,
@@ -52,7 +58,7 @@ export function optimizationRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/optimization/cost-trend', ...guard, async (req, res) => {
+  r.get('/api/optimization/cost-trend', getOptimizationCostTrend, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     const byDay = new Map(groupTotals(x.priced, (c) => c.date).map(([d, t]) => [d, t.cost]));
     const days = daysOf(x.w.start, x.w.end);
@@ -66,7 +72,7 @@ export function optimizationRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/optimization/efficiency', ...guard, async (req, res) => {
+  r.get('/api/optimization/efficiency', getOptimizationEfficiency, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     res.json({
       ...x.envelope,

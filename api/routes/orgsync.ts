@@ -33,9 +33,21 @@ import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { iso } from '../json-dates.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 const syncBody = z.object({ tenant_id: z.unknown().optional() }).strict();
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const startSync = endpoint({
+  tags: ['orgsync'],
+  summary: "Start an organization sync from the platform (default tenant: the platform's org_sync_tenant_id)",
+  body: syncBody,
+  responses: {
+    202: z.object({ run_id: z.string(), platform: z.string(), tenant_id: z.number().int() }),
+  },
+  errors: [409],
+});
+const syncStatus = endpoint({ tags: ['orgsync'], summary: "An organization sync run's status and counts" });
 const RUN_ID_SHAPE = /^[A-Za-z0-9_:.-]{1,100}$/;
 
 export const orgSyncWorkflowId = (platform: Platform, tenantId: number) =>
@@ -48,7 +60,7 @@ export function orgSyncRouter(deps: AppDeps): Router {
 
   /** The tenant of the run: validated, in the caller's reach, existing. */
   const targetTenant = async (req: Request, platform: Platform): Promise<number> => {
-    const body = parseInput(syncBody, req.body ?? {});
+    const body = startSync.body(req);
     const raw = body.tenant_id;
     const given =
       typeof raw === 'number' || raw === undefined || raw === null ? parseTenantIdParam(raw) : 'invalid';
@@ -91,7 +103,7 @@ export function orgSyncRouter(deps: AppDeps): Router {
   };
 
   for (const platform of PLATFORMS) {
-    r.post(`/api/admin/${platform}/sync`, ...admin, async (req, res) => {
+    r.post(`/api/admin/${platform}/sync`, startSync, ...admin, async (req, res) => {
       const tenantId = await targetTenant(req, platform);
       if (!platformCredentials(deps.settings, platform))
         throw new ConflictError(
@@ -126,7 +138,7 @@ export function orgSyncRouter(deps: AppDeps): Router {
       res.status(202).json({ run_id: runId, platform, tenant_id: tenantId });
     });
 
-    r.get(`/api/admin/${platform}/sync/:run_id`, ...admin, async (req, res) => {
+    r.get(`/api/admin/${platform}/sync/:run_id`, syncStatus, ...admin, async (req, res) => {
       const runId = String(req.params.run_id);
       const run = RUN_ID_SHAPE.test(runId) ? await runs().find(runId) : undefined;
       if (!run || run.platform !== platform || !inScope(readScope(req.auth.user), run.tenantId))

@@ -34,6 +34,7 @@ import { isVariableName, type PromptVariable, renderPrompt } from '../../domain/
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 export const DEFAULT_PROMPT_PAGE_SIZE = 50;
 const MAX_CONTENT = 100_000;
@@ -97,6 +98,19 @@ const parseJsonArray = <T>(text: string | null): T[] => {
   }
 };
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getPrompts = endpoint({ tags: ['prompts'], query: listQuery });
+const getPromptsCategories = endpoint({ tags: ['prompts'] });
+const getPromptsFeatured = endpoint({
+  tags: ['prompts'],
+  query: listQuery.pick({ limit: true, offset: true }),
+});
+const postPrompts = endpoint({ tags: ['prompts'], body: createBody });
+const getPromptsId = endpoint({ tags: ['prompts'] });
+const putPromptsId = endpoint({ tags: ['prompts'], body: updateBody });
+const deletePromptsId = endpoint({ tags: ['prompts'] });
+const postPromptsIdRender = endpoint({ tags: ['prompts'], body: renderBody });
+
 export function templateView(row: PromptTemplateRow) {
   return {
     id: row.id,
@@ -150,24 +164,24 @@ export function promptsRouter(deps: AppDeps): Router {
       throw new ForbiddenError('Only administrators can set is_featured');
   };
 
-  r.get('/api/prompts', auth, async (req, res) => {
-    const q = parseInput(listQuery, req.query);
+  r.get('/api/prompts', getPrompts, auth, async (req, res) => {
+    const q = getPrompts.query(req);
     const { rows, total } = await repo().list(viewerOf(req), q, q);
     res.json({ templates: rows.map(templateView), total, limit: q.limit, offset: q.offset });
   });
 
-  r.get('/api/prompts/categories', auth, async (req, res) => {
+  r.get('/api/prompts/categories', getPromptsCategories, auth, async (req, res) => {
     res.json({ categories: await repo().categories(viewerOf(req)) });
   });
 
-  r.get('/api/prompts/featured', auth, async (req, res) => {
-    const q = parseInput(listQuery.pick({ limit: true, offset: true }), req.query);
+  r.get('/api/prompts/featured', getPromptsFeatured, auth, async (req, res) => {
+    const q = getPromptsFeatured.query(req);
     const { rows, total } = await repo().list(viewerOf(req), { featured: true }, q);
     res.json({ templates: rows.map(templateView), total, limit: q.limit, offset: q.offset });
   });
 
-  r.post('/api/prompts', auth, write, async (req, res) => {
-    const b = parseInput(createBody, req.body);
+  r.post('/api/prompts', postPrompts, auth, write, async (req, res) => {
+    const b = postPrompts.body(req);
     const viewer = viewerOf(req);
     assertMayFeature(viewer, b.is_featured);
     const now = deps.now();
@@ -188,14 +202,14 @@ export function promptsRouter(deps: AppDeps): Router {
     res.status(201).json({ template: templateView(row) });
   });
 
-  r.get('/api/prompts/:template_id', auth, async (req, res) => {
+  r.get('/api/prompts/:template_id', getPromptsId, auth, async (req, res) => {
     const { row } = await visibleTemplate(req);
     res.json({ template: templateView(row) });
   });
 
-  r.put('/api/prompts/:template_id', auth, write, async (req, res) => {
+  r.put('/api/prompts/:template_id', putPromptsId, auth, write, async (req, res) => {
     const { row, viewer } = await changeableTemplate(req);
-    const b = parseInput(updateBody, req.body);
+    const b = putPromptsId.body(req);
     assertMayFeature(viewer, b.is_featured);
     const updated = await repo().update(row.id, {
       name: b.name,
@@ -212,15 +226,15 @@ export function promptsRouter(deps: AppDeps): Router {
     res.json({ template: templateView(updated) });
   });
 
-  r.delete('/api/prompts/:template_id', auth, write, async (req, res) => {
+  r.delete('/api/prompts/:template_id', deletePromptsId, auth, write, async (req, res) => {
     const { row } = await changeableTemplate(req);
     await repo().remove(row.id);
     res.json({ message: 'Prompt template deleted', id: row.id });
   });
 
-  r.post('/api/prompts/:template_id/render', auth, async (req, res) => {
+  r.post('/api/prompts/:template_id/render', postPromptsIdRender, auth, async (req, res) => {
     const { row } = await visibleTemplate(req);
-    const b = parseInput(renderBody, req.body);
+    const b = postPromptsIdRender.body(req);
     const values = Object.fromEntries(Object.entries(b.variables).map(([k, v]) => [k, String(v)]));
     const { rendered, used } = renderPrompt(
       row.content,

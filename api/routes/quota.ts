@@ -28,7 +28,7 @@ import {
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requireAdmin, requirePermission } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 const statusQuery = z.object({ period: z.enum(['daily', 'monthly']).default('daily') });
 /** Default page size of alerts (spec document 2, Limits). */
@@ -46,6 +46,13 @@ const checkBody = z.object({
   tokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
   requests: z.number().int().min(0).max(1_000_000).default(1),
 });
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getQuotaStatus = endpoint({ tags: ['quota'], query: statusQuery });
+const postQuotaCheck = endpoint({ tags: ['quota'], body: checkBody });
+const getQuotaStatusAll = endpoint({ tags: ['quota'] });
+const getQuotaAlerts = endpoint({ tags: ['quota'], query: alertsQuery });
+const postQuotaAlertsIdAcknowledge = endpoint({ tags: ['quota'], params: alertParams });
 
 /** One period of a subject's quota (shared with api/routes/admin-quota.ts). */
 export function periodView(period: 'daily' | 'monthly', limits: QuotaLimits, u: PeriodUsage) {
@@ -140,14 +147,14 @@ export function quotaRouter(deps: AppDeps): Router {
   const admin = [authenticate(deps), requireAdmin];
   const alerts = quotaAlertsRepository(deps.database);
 
-  r.get('/api/quota/status', ...auth, async (req, res) => {
-    const q = parseInput(statusQuery, req.query);
+  r.get('/api/quota/status', getQuotaStatus, ...auth, async (req, res) => {
+    const q = getQuotaStatus.query(req);
     const s = await guarded(() => quota.checkQuota(subjectOf(req)));
     res.json({ date: deps.now().toISOString().slice(0, 10), ...statusView(s, q.period) });
   });
 
-  r.post('/api/quota/check', ...auth, async (req, res) => {
-    const body = parseInput(checkBody, req.body);
+  r.post('/api/quota/check', postQuotaCheck, ...auth, async (req, res) => {
+    const body = postQuotaCheck.body(req);
     const s = await guarded(() => quota.checkQuota(subjectOf(req), body));
     res.json({
       allowed: s.allowed,
@@ -157,13 +164,13 @@ export function quotaRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/quota/status/all', ...admin, async (req, res) => {
+  r.get('/api/quota/status/all', getQuotaStatusAll, ...admin, async (req, res) => {
     const s = await guarded(() => quota.statusOfAll(readScope(req.auth.user)));
     res.json(allStatusView(s));
   });
 
-  r.get('/api/quota/alerts', ...admin, async (req, res) => {
-    const q = parseInput(alertsQuery, req.query);
+  r.get('/api/quota/alerts', getQuotaAlerts, ...admin, async (req, res) => {
+    const q = getQuotaAlerts.query(req);
     const scope = rawScopeCondition(readScope(req.auth.user), 'tenant_id');
     const page = { limit: q.limit, offset: q.offset };
     if (scope === false) {
@@ -178,22 +185,27 @@ export function quotaRouter(deps: AppDeps): Router {
     res.json({ alerts: rows.map(alertView), total, ...page });
   });
 
-  r.post('/api/quota/alerts/:alert_id/acknowledge', ...admin, async (req, res) => {
-    const { alert_id } = parseInput(alertParams, req.params);
-    const found = await alerts.findById(alert_id);
-    if (!found || !inScope(readScope(req.auth.user), found.tenantId))
-      throw new NotFoundError('Quota alert not found');
-    await alerts.acknowledge(alert_id, req.auth.user.id, deps.now());
-    const alert = (await alerts.findById(alert_id)) ?? found;
-    await writeAudit(deps, req, {
-      action: 'QUOTA_ALERT_ACKNOWLEDGE',
-      resourceType: 'quota_alert',
-      resourceId: alert_id,
-      targetTenantId: found.tenantId,
-      details: { dedupe_key: found.dedupeKey, already_acknowledged: found.acknowledged },
-    });
-    res.json({ success: true, alert: alertView(alert) });
-  });
+  r.post(
+    '/api/quota/alerts/:alert_id/acknowledge',
+    postQuotaAlertsIdAcknowledge,
+    ...admin,
+    async (req, res) => {
+      const { alert_id } = postQuotaAlertsIdAcknowledge.params(req);
+      const found = await alerts.findById(alert_id);
+      if (!found || !inScope(readScope(req.auth.user), found.tenantId))
+        throw new NotFoundError('Quota alert not found');
+      await alerts.acknowledge(alert_id, req.auth.user.id, deps.now());
+      const alert = (await alerts.findById(alert_id)) ?? found;
+      await writeAudit(deps, req, {
+        action: 'QUOTA_ALERT_ACKNOWLEDGE',
+        resourceType: 'quota_alert',
+        resourceId: alert_id,
+        targetTenantId: found.tenantId,
+        details: { dedupe_key: found.dedupeKey, already_acknowledged: found.acknowledged },
+      });
+      res.json({ success: true, alert: alertView(alert) });
+    },
+  );
 
   return r;
 }

@@ -40,7 +40,7 @@ import {
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requireSystemAdmin } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 export const PRICES_CACHE_MS = 5_000;
 
@@ -85,6 +85,11 @@ export const pricesView = (p: Cached['value']) => ({
 
 const prefixParam = z.object({ prefix: prefixSchema });
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getRoiPrices = endpoint({ tags: ['roi-prices'] });
+const putRoiPrices = endpoint({ tags: ['roi-prices'], body: putPricesBody });
+const deleteRoiPrices = endpoint({ tags: ['roi-prices'], params: prefixParam });
+
 export function roiPricesRouter(deps: AppDeps): Router {
   const r = Router();
   const repo = roiPricesRepository(deps.database);
@@ -93,12 +98,12 @@ export function roiPricesRouter(deps: AppDeps): Router {
     return pricesView(await currentPrices(deps));
   };
 
-  r.get('/api/roi/prices', authenticate(deps), async (_req, res) => {
+  r.get('/api/roi/prices', getRoiPrices, authenticate(deps), async (_req, res) => {
     res.json(pricesView(await currentPrices(deps)));
   });
 
-  r.put('/api/roi/prices', authenticate(deps), requireSystemAdmin, async (req, res) => {
-    const body = parseInput(putPricesBody, req.body);
+  r.put('/api/roi/prices', putRoiPrices, authenticate(deps), requireSystemAdmin, async (req, res) => {
+    const body = putRoiPrices.body(req);
     try {
       await repo.update((json) => JSON.stringify(applyPut(readStored(json, deps.logger), body)), deps.now());
     } catch (err) {
@@ -125,26 +130,32 @@ export function roiPricesRouter(deps: AppDeps): Router {
     res.json({ success: true, ...(await refresh()) });
   });
 
-  r.delete('/api/roi/prices/:prefix', authenticate(deps), requireSystemAdmin, async (req, res) => {
-    const { prefix } = parseInput(prefixParam, req.params);
-    let removed: AdminPrices['models'][string] | undefined;
-    const changed = await repo.update((json) => {
-      const current = readStored(json, deps.logger);
-      const next = applyDelete(current, prefix);
-      if (!next) return undefined;
-      removed = current?.models[prefix];
-      return JSON.stringify(next);
-    }, deps.now());
-    if (!changed) throw new NotFoundError(`No admin price override for ${prefix}`);
-    await writeAudit(deps, req, {
-      action: 'ROI_PRICE_DELETE',
-      resourceType: 'roi_prices',
-      resourceId: prefix,
-      severity: 'warning',
-      details: { prefix, removed },
-    });
-    res.json({ success: true, removed: prefix, ...(await refresh()) });
-  });
+  r.delete(
+    '/api/roi/prices/:prefix',
+    deleteRoiPrices,
+    authenticate(deps),
+    requireSystemAdmin,
+    async (req, res) => {
+      const { prefix } = deleteRoiPrices.params(req);
+      let removed: AdminPrices['models'][string] | undefined;
+      const changed = await repo.update((json) => {
+        const current = readStored(json, deps.logger);
+        const next = applyDelete(current, prefix);
+        if (!next) return undefined;
+        removed = current?.models[prefix];
+        return JSON.stringify(next);
+      }, deps.now());
+      if (!changed) throw new NotFoundError(`No admin price override for ${prefix}`);
+      await writeAudit(deps, req, {
+        action: 'ROI_PRICE_DELETE',
+        resourceType: 'roi_prices',
+        resourceId: prefix,
+        severity: 'warning',
+        details: { prefix, removed },
+      });
+      res.json({ success: true, removed: prefix, ...(await refresh()) });
+    },
+  );
 
   return r;
 }

@@ -33,6 +33,7 @@ import { readScope } from '../../domain/tenant-scope.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 import { currentPrices, roiPricesRouter } from './roi-prices.ts';
 
 export const OWN_FIGURES_ONLY = 'You may only view your own figures';
@@ -94,17 +95,27 @@ export const userGroups = (cells: readonly PricedCell[]) =>
   );
 const usernameOf = (g: PricedCell[]) => g.find((c) => c.username !== null)?.username ?? null;
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getRoi = endpoint({ tags: ['roi'] });
+const getRoiTrend = endpoint({ tags: ['roi'] });
+const getRoiByTool = endpoint({ tags: ['roi'] });
+const getRoiByUser = endpoint({ tags: ['roi'] });
+const getRoiSummary = endpoint({ tags: ['roi'] });
+const getRoiCostBreakdown = endpoint({ tags: ['roi'] });
+const getRoiDailyCosts = endpoint({ tags: ['roi'] });
+const getRoiPricing = endpoint({ tags: ['roi'] });
+
 export function roiRouter(deps: AppDeps): Router {
   const r = Router();
   const guard = [authenticate(deps), requirePermission('view_analysis')];
   r.use(roiPricesRouter(deps));
 
-  r.get('/api/roi', ...guard, async (req, res) => {
+  r.get('/api/roi', getRoi, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     res.json({ ...x.envelope, assumptions: x.a, totals: roiOf(totalsOf(x.priced), x.a) });
   });
 
-  r.get('/api/roi/trend', ...guard, async (req, res) => {
+  r.get('/api/roi/trend', getRoiTrend, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     const days = new Map(groupTotals(x.priced, (c) => c.date).map(([d, t]) => [d, t]));
     res.json({
@@ -117,7 +128,7 @@ export function roiRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/roi/by-tool', ...guard, async (req, res) => {
+  r.get('/api/roi/by-tool', getRoiByTool, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     res.json({
       ...x.envelope,
@@ -129,7 +140,7 @@ export function roiRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/roi/by-user', ...guard, async (req, res) => {
+  r.get('/api/roi/by-user', getRoiByUser, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     const rest = x.priced.filter((c) => c.userId === null);
     res.json({
@@ -144,7 +155,7 @@ export function roiRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/roi/summary', ...guard, async (req, res) => {
+  r.get('/api/roi/summary', getRoiSummary, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     const defaultPriced = x.priced.filter((c) => c.pricedBy === 'default');
     res.json({
@@ -165,7 +176,7 @@ export function roiRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/roi/cost-breakdown', ...guard, async (req, res) => {
+  r.get('/api/roi/cost-breakdown', getRoiCostBreakdown, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     const all = totalsOf(x.priced).cost;
     const costView = (t: Totals) => ({
@@ -201,7 +212,7 @@ export function roiRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/roi/daily-costs', ...guard, async (req, res) => {
+  r.get('/api/roi/daily-costs', getRoiDailyCosts, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
     const days = new Map(groupTotals(x.priced, (c) => c.date).map(([d, t, g]) => [d, { t, g }]));
     res.json({
@@ -225,7 +236,7 @@ export function roiRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/roi/pricing', ...guard, async (_req, res) => {
+  r.get('/api/roi/pricing', getRoiPricing, ...guard, async (_req, res) => {
     const p = await currentPrices(deps);
     res.json({
       estimate: true,

@@ -9,10 +9,14 @@ import { invalidateSecuritySettings, SETTINGS_CACHE_MS, securitySettings } from 
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requireSystemAdmin } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 const putBody = securitySettingsSchema.partial().strict();
 const DESCRIPTIONS = Object.fromEntries(DEFAULT_SECURITY_SETTINGS.map((s) => [s.key, s.description]));
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getSettings = endpoint({ tags: ['security-settings'] });
+const putSettings = endpoint({ tags: ['security-settings'], body: putBody });
 
 export function securitySettingsRouter(deps: AppDeps): Router {
   const r = Router();
@@ -24,12 +28,12 @@ export function securitySettingsRouter(deps: AppDeps): Router {
     cache_seconds: SETTINGS_CACHE_MS / 1000,
   });
 
-  r.get('/', async (_req, res) => {
+  r.get('/', getSettings, async (_req, res) => {
     res.json(await view());
   });
 
-  r.put('/', async (req, res) => {
-    const body = parseInput(putBody, req.body);
+  r.put('/', putSettings, async (req, res) => {
+    const body = putSettings.body(req);
     const entries = Object.entries(body).filter(([, v]) => v !== undefined);
     if (!entries.length) throw new BadRequestError('Nothing to update');
     const before = await securitySettings(deps);

@@ -27,6 +27,7 @@ import type { AppDeps } from '../deps.ts';
 import { iso } from '../json-dates.ts';
 import { authenticate, requireAdmin, requireSystemAdmin } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 import { sessionTeardown } from '../remote-session-control.ts';
 
 const slug = z
@@ -111,6 +112,22 @@ const tenantView = (t: TenantRow) => ({
   deleted_at: iso(t.deletedAt),
 });
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const listTenants = endpoint({ tags: ['tenants'], query: listQuery });
+const createTenant = endpoint({ tags: ['tenants'], body: createBody });
+const listPlans = endpoint({ tags: ['tenants'] });
+const getTenantBySlug = endpoint({ tags: ['tenants'] });
+const getTenant = endpoint({ tags: ['tenants'] });
+const updateTenant = endpoint({ tags: ['tenants'], body: updateBody });
+const setTenantQuota = endpoint({ tags: ['tenants'], body: quotaBody });
+const setTenantSettings = endpoint({ tags: ['tenants'], body: settingsBody });
+const suspendTenant = endpoint({ tags: ['tenants'] });
+const activateTenant = endpoint({ tags: ['tenants'] });
+const deleteTenant = endpoint({ tags: ['tenants'], query: deleteQuery });
+const checkTenantQuota = endpoint({ tags: ['tenants'] });
+const getTenantUsage = endpoint({ tags: ['tenants'], query: usageQuery });
+const getTenantStats = endpoint({ tags: ['tenants'] });
+
 export function tenantsRouter(deps: AppDeps): Router {
   const r = Router();
   r.use(authenticate(deps), requireAdmin);
@@ -168,15 +185,15 @@ export function tenantsRouter(deps: AppDeps): Router {
       severity,
     });
 
-  r.get('/', requireSystemAdmin, async (req, res) => {
-    const q = parseInput(listQuery, req.query);
+  r.get('/', listTenants, requireSystemAdmin, async (req, res) => {
+    const q = listTenants.query(req);
     const includeDeleted = q.include_deleted === 'true' || q.include_deleted === '1';
     const rows = await repo().list(includeDeleted);
     res.json({ tenants: rows.map((t) => tenantView(t)), total: rows.length });
   });
 
-  r.post('/', requireSystemAdmin, async (req, res) => {
-    const body = parseInput(createBody, req.body);
+  r.post('/', createTenant, requireSystemAdmin, async (req, res) => {
+    const body = createTenant.body(req);
     const s = body.slug ?? slugify(body.name);
     if (!SLUG_PATTERN.test(s))
       throw new BadRequestError('slug: must be lower-case letters, digits and dashes (1-100)');
@@ -208,7 +225,7 @@ export function tenantsRouter(deps: AppDeps): Router {
     res.status(201).json({ success: true, tenant: await detail(created) });
   });
 
-  r.get('/plans', async (_req, res) => {
+  r.get('/plans', listPlans, async (_req, res) => {
     res.json({
       plans: TENANT_PLANS.map((id) => ({
         id,
@@ -220,7 +237,7 @@ export function tenantsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/slug/:slug', async (req, res) => {
+  r.get('/slug/:slug', getTenantBySlug, async (req, res) => {
     const t = await repo().findBySlug(String(req.params.slug).toLowerCase());
     // Out-of-scope and absent look the same to a tenant admin.
     if (!t || !inScope(readScope(req.auth.user), t.id)) {
@@ -230,13 +247,13 @@ export function tenantsRouter(deps: AppDeps): Router {
     res.json({ tenant: await detail(t) });
   });
 
-  r.get('/:tenant_id', async (req, res) => {
+  r.get('/:tenant_id', getTenant, async (req, res) => {
     res.json({ tenant: await detail(await byId(req)) });
   });
 
-  r.put('/:tenant_id', requireSystemAdmin, async (req, res) => {
+  r.put('/:tenant_id', updateTenant, requireSystemAdmin, async (req, res) => {
     const t = await byId(req);
-    const body = parseInput(updateBody, req.body);
+    const body = updateTenant.body(req);
     if (body.slug !== undefined && (await repo().slugTaken(body.slug, t.id)))
       throw new BadRequestError('Tenant slug already exists');
     const patch = nonEmpty({
@@ -257,9 +274,9 @@ export function tenantsRouter(deps: AppDeps): Router {
     res.json({ success: true, tenant: await detail((await repo().findById(t.id))!) });
   });
 
-  r.put('/:tenant_id/quota', requireSystemAdmin, async (req, res) => {
+  r.put('/:tenant_id/quota', setTenantQuota, requireSystemAdmin, async (req, res) => {
     const t = await byId(req);
-    const body = parseInput(quotaBody, req.body);
+    const body = setTenantQuota.body(req);
     const patch = nonEmpty({
       dailyTokenLimit: body.daily_token_limit,
       monthlyTokenLimit: body.monthly_token_limit,
@@ -273,9 +290,9 @@ export function tenantsRouter(deps: AppDeps): Router {
     res.json({ success: true, quota: (await detail(t)).quota });
   });
 
-  r.put('/:tenant_id/settings', async (req, res) => {
+  r.put('/:tenant_id/settings', setTenantSettings, async (req, res) => {
     const t = await byId(req);
-    const body = parseInput(settingsBody, req.body);
+    const body = setTenantSettings.body(req);
     const patch = nonEmpty({
       contentFilterEnabled: body.content_filter_enabled,
       auditLogEnabled: body.audit_log_enabled,
@@ -303,11 +320,11 @@ export function tenantsRouter(deps: AppDeps): Router {
       );
       res.json({ success: true, tenant: tenantView({ ...t, status }) });
     };
-  r.post('/:tenant_id/suspend', requireSystemAdmin, setStatus('suspended', 'TENANT_SUSPEND'));
-  r.post('/:tenant_id/activate', requireSystemAdmin, setStatus('active', 'TENANT_ACTIVATE'));
+  r.post('/:tenant_id/suspend', suspendTenant, requireSystemAdmin, setStatus('suspended', 'TENANT_SUSPEND'));
+  r.post('/:tenant_id/activate', activateTenant, requireSystemAdmin, setStatus('active', 'TENANT_ACTIVATE'));
 
-  r.delete('/:tenant_id', requireSystemAdmin, async (req, res) => {
-    const q = parseInput(deleteQuery, req.query);
+  r.delete('/:tenant_id', deleteTenant, requireSystemAdmin, async (req, res) => {
+    const q = deleteTenant.query(req);
     const hard = q.hard === 'true' || q.hard === '1';
     const t = await byId(req, hard);
     if (t.id === DEFAULT_TENANT_ID) throw new BadRequestError('The default tenant cannot be deleted');
@@ -366,13 +383,13 @@ export function tenantsRouter(deps: AppDeps): Router {
     };
   };
 
-  r.post('/:tenant_id/check-quota', async (req, res) => {
+  r.post('/:tenant_id/check-quota', checkTenantQuota, async (req, res) => {
     res.json(await quotaStatus(await byId(req)));
   });
 
-  r.get('/:tenant_id/usage', async (req, res) => {
+  r.get('/:tenant_id/usage', getTenantUsage, async (req, res) => {
     const t = await byId(req);
-    const q = parseInput(usageQuery, req.query);
+    const q = getTenantUsage.query(req);
     const end = q.end_date ?? dayOf(deps.now());
     const start =
       q.start_date ?? dayOf(new Date(Date.parse(`${end}T00:00:00Z`) - ((q.days ?? 30) - 1) * 86_400_000));
@@ -400,7 +417,7 @@ export function tenantsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/:tenant_id/stats', async (req, res) => {
+  r.get('/:tenant_id/stats', getTenantStats, async (req, res) => {
     const t = await byId(req);
     const s = await quotaStatus(t);
     res.json({

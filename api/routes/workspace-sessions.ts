@@ -38,6 +38,7 @@ import {
 import type { AppDeps } from '../deps.ts';
 import { authenticate, callerIsAdministrator } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 export const DEFAULT_SESSION_PAGE_SIZE = 50;
 const HOUR_MS = 3_600_000;
@@ -89,6 +90,15 @@ const parseJson = (text: string | null): unknown => {
     return {};
   }
 };
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getSessions = endpoint({ tags: ['workspace-sessions'], query: listQuery });
+const postSessions = endpoint({ tags: ['workspace-sessions'], body: createBody });
+const getSessionsStats = endpoint({ tags: ['workspace-sessions'] });
+const getSessionsId = endpoint({ tags: ['workspace-sessions'], query: detailQuery });
+const deleteSessionsId = endpoint({ tags: ['workspace-sessions'] });
+const postSessionsIdMessages = endpoint({ tags: ['workspace-sessions'], body: messageBody });
+const postSessionsIdComplete = endpoint({ tags: ['workspace-sessions'] });
 
 export function sessionView(row: WorkspaceSessionRow, now: Date) {
   return {
@@ -151,8 +161,8 @@ export function workspaceSessionsRouter(deps: AppDeps): Router {
     return row;
   }
 
-  r.get('/api/sessions', auth, async (req, res) => {
-    const q = parseInput(listQuery, req.query);
+  r.get('/api/sessions', getSessions, auth, async (req, res) => {
+    const q = getSessions.query(req);
     const now = deps.now();
     const { rows, total } = await repo().list(
       readerOf(req),
@@ -163,8 +173,8 @@ export function workspaceSessionsRouter(deps: AppDeps): Router {
     res.json({ sessions: rows.map((row) => sessionView(row, now)), total, limit: q.limit, offset: q.offset });
   });
 
-  r.post('/api/sessions', auth, async (req, res) => {
-    const b = parseInput(createBody, req.body);
+  r.post('/api/sessions', postSessions, auth, async (req, res) => {
+    const b = postSessions.body(req);
     const user = req.auth.user;
     if (user.tenantId == null) throw new ForbiddenError('A tenant is required to create a workspace session');
     const now = deps.now();
@@ -190,14 +200,14 @@ export function workspaceSessionsRouter(deps: AppDeps): Router {
   });
 
   // Before /:session_id so "stats" is not taken for an id.
-  r.get('/api/sessions/stats', auth, async (req, res) => {
+  r.get('/api/sessions/stats', getSessionsStats, auth, async (req, res) => {
     const { overall, byTool } = await repo().stats(readerOf(req), deps.now());
     res.json({ ...stat(overall), by_tool: byTool.map((x) => ({ tool_name: x.tool, ...stat(x) })) });
   });
 
-  r.get('/api/sessions/:session_id', auth, async (req, res) => {
+  r.get('/api/sessions/:session_id', getSessionsId, auth, async (req, res) => {
     const row = await accessible(req);
-    const q = parseInput(detailQuery, req.query);
+    const q = getSessionsId.query(req);
     const messages = q.messages > 0 ? await repo().messages(row.sessionId, q.messages) : [];
     res.json({
       session: sessionView(row, deps.now()),
@@ -212,15 +222,15 @@ export function workspaceSessionsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.delete('/api/sessions/:session_id', auth, async (req, res) => {
+  r.delete('/api/sessions/:session_id', deleteSessionsId, auth, async (req, res) => {
     const row = await accessible(req);
     await repo().remove(row.sessionId);
     res.json({ message: 'Session deleted', session_id: row.sessionId });
   });
 
-  r.post('/api/sessions/:session_id/messages', auth, async (req, res) => {
+  r.post('/api/sessions/:session_id/messages', postSessionsIdMessages, auth, async (req, res) => {
     const row = await accessible(req);
-    const b = parseInput(messageBody, req.body);
+    const b = postSessionsIdMessages.body(req);
     const now = deps.now();
     const updated = await repo().addMessage(
       row.sessionId,
@@ -230,7 +240,7 @@ export function workspaceSessionsRouter(deps: AppDeps): Router {
     res.status(201).json({ session: sessionView(updated, now) });
   });
 
-  r.post('/api/sessions/:session_id/complete', auth, async (req, res) => {
+  r.post('/api/sessions/:session_id/complete', postSessionsIdComplete, auth, async (req, res) => {
     const row = await accessible(req);
     const now = deps.now();
     res.json({ session: sessionView(await repo().complete(row.sessionId, now), now) });

@@ -21,7 +21,7 @@ import {
 import { SEGMENTS, segmentUsers } from '../../../domain/analytics/insights.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import {
   ANALYSIS_WINDOW_DAYS,
   anomaliesIn,
@@ -60,13 +60,27 @@ const hoursOf = <R extends { hour: number }>(rows: readonly R[], pick: (r: R) =>
   return out;
 };
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getAnalysisBatch = endpoint({ tags: ['analytics'], query: batchQuery });
+const getAnalysisKeyMetrics = endpoint({ tags: ['analytics'] });
+const getAnalysisHourlyUsage = endpoint({ tags: ['analytics'], query: hourlyQuery });
+const getAnalysisDailyHourlyUsage = endpoint({ tags: ['analytics'] });
+const getAnalysisPeakUsage = endpoint({ tags: ['analytics'] });
+const getAnalysisConversationStats = endpoint({ tags: ['analytics'] });
+const getAnalysisUserSegmentation = endpoint({ tags: ['analytics'] });
+const getAnalysisToolComparison = endpoint({ tags: ['analytics'] });
+const getAnalysisAnomalyTrend = endpoint({ tags: ['analytics'] });
+const getAnalysisRecommendations = endpoint({ tags: ['analytics'] });
+const getAnalysisUserRanking = endpoint({ tags: ['analytics'], query: rankingQuery });
+const getAnalysisAnomalyDetection = endpoint({ tags: ['analytics'], query: anomalyQuery });
+
 export function analysisRouter(deps: AppDeps): Router {
   const r = Router();
   const guard = [authenticate(deps), requirePermission('view_analysis')];
   const reads = readsOf(deps);
 
-  r.get('/api/analysis/batch', ...guard, async (req, res) => {
-    const q = parseInput(batchQuery, req.query);
+  r.get('/api/analysis/batch', getAnalysisBatch, ...guard, async (req, res) => {
+    const q = getAnalysisBatch.query(req);
     const c = callerOf(deps, req);
     const w = resolveWindow(q, c.today, ANALYSIS_WINDOW_DAYS);
     const s = await summarise(reads, c.scope, w, q.host);
@@ -81,7 +95,7 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/key-metrics', ...guard, async (req, res) => {
+  r.get('/api/analysis/key-metrics', getAnalysisKeyMetrics, ...guard, async (req, res) => {
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, ANALYSIS_WINDOW_DAYS);
     const prev = windowEnding(addDays(w.start, -1), ANALYSIS_WINDOW_DAYS);
@@ -110,8 +124,8 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/hourly-usage', ...guard, async (req, res) => {
-    const q = parseInput(hourlyQuery, req.query);
+  r.get('/api/analysis/hourly-usage', getAnalysisHourlyUsage, ...guard, async (req, res) => {
+    const q = getAnalysisHourlyUsage.query(req);
     const c = callerOf(deps, req);
     const date = q.date ?? c.today;
     const rows = await reads.hourCells(c.scope, { start: date, end: date, tool: q.tool, host: q.host });
@@ -130,7 +144,7 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/daily-hourly-usage', ...guard, async (req, res) => {
+  r.get('/api/analysis/daily-hourly-usage', getAnalysisDailyHourlyUsage, ...guard, async (req, res) => {
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, DAILY_HOURLY_DAYS);
     const rows = await reads.hourCells(c.scope, w);
@@ -150,7 +164,7 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/peak-usage', ...guard, async (req, res) => {
+  r.get('/api/analysis/peak-usage', getAnalysisPeakUsage, ...guard, async (req, res) => {
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, ANALYSIS_WINDOW_DAYS);
     const [hourRows, cells] = await Promise.all([reads.hourCells(c.scope, w), reads.usageCells(c.scope, w)]);
@@ -180,7 +194,7 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/conversation-stats', ...guard, async (req, res) => {
+  r.get('/api/analysis/conversation-stats', getAnalysisConversationStats, ...guard, async (req, res) => {
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, ANALYSIS_WINDOW_DAYS);
     const from = new Date(`${w.start}T00:00:00Z`);
@@ -217,7 +231,7 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/user-segmentation', ...guard, async (req, res) => {
+  r.get('/api/analysis/user-segmentation', getAnalysisUserSegmentation, ...guard, async (req, res) => {
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, ANALYSIS_WINDOW_DAYS);
     const [days, everyone] = await Promise.all([reads.userDays(c.scope, w), reads.users(c.scope)]);
@@ -251,13 +265,13 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/tool-comparison', ...guard, async (req, res) => {
+  r.get('/api/analysis/tool-comparison', getAnalysisToolComparison, ...guard, async (req, res) => {
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, ANALYSIS_WINDOW_DAYS);
     res.json({ start: w.start, end: w.end, tools: toolComparison(await reads.usageCells(c.scope, w)) });
   });
 
-  r.get('/api/analysis/anomaly-trend', ...guard, async (req, res) => {
+  r.get('/api/analysis/anomaly-trend', getAnalysisAnomalyTrend, ...guard, async (req, res) => {
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, ANALYSIS_WINDOW_DAYS);
     const anomalies = await anomaliesIn(reads, c.scope, w);
@@ -279,7 +293,7 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/recommendations', ...guard, async (req, res) => {
+  r.get('/api/analysis/recommendations', getAnalysisRecommendations, ...guard, async (req, res) => {
     const c = callerOf(deps, req);
     const out = await recommendationsFor(reads, c.scope, c.today);
     res.json({
@@ -290,8 +304,8 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/user-ranking', ...guard, async (req, res) => {
-    const q = parseInput(rankingQuery, req.query);
+  r.get('/api/analysis/user-ranking', getAnalysisUserRanking, ...guard, async (req, res) => {
+    const q = getAnalysisUserRanking.query(req);
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, ANALYSIS_WINDOW_DAYS);
     const ranked = userTotals(await reads.userDays(c.scope, w)).filter((u) => u.tokens > 0 || u.requests > 0);
@@ -303,8 +317,8 @@ export function analysisRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analysis/anomaly-detection', ...guard, async (req, res) => {
-    const q = parseInput(anomalyQuery, req.query);
+  r.get('/api/analysis/anomaly-detection', getAnalysisAnomalyDetection, ...guard, async (req, res) => {
+    const q = getAnalysisAnomalyDetection.query(req);
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, ANALYSIS_WINDOW_DAYS);
     const all = await anomaliesIn(reads, c.scope, w);

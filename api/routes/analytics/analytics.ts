@@ -19,7 +19,7 @@ import {
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requireAdmin, requirePermission } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { csvCell } from '../audit-logs.ts';
 import {
   ANALYSIS_WINDOW_DAYS,
@@ -62,6 +62,11 @@ const EXPORT_COLUMNS = [
 ] as const;
 type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number>;
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getAnalyticsReport = endpoint({ tags: ['analytics'], query: reportQuery });
+const getAnalyticsEfficiency = endpoint({ tags: ['analytics'] });
+const getAnalyticsExport = endpoint({ tags: ['analytics'], query: exportQuery });
+
 export function exportCsv(rows: readonly ExportRow[]): string {
   const lines = [EXPORT_COLUMNS.join(',')];
   for (const r of rows) lines.push(EXPORT_COLUMNS.map((c) => csvCell(r[c])).join(','));
@@ -73,8 +78,8 @@ export function analyticsRouter(deps: AppDeps): Router {
   const admin = [authenticate(deps), requireAdmin];
   const reads = readsOf(deps);
 
-  r.get('/api/analytics/report', ...admin, async (req, res) => {
-    const q = parseInput(reportQuery, req.query);
+  r.get('/api/analytics/report', getAnalyticsReport, ...admin, async (req, res) => {
+    const q = getAnalyticsReport.query(req);
     const c = callerOf(deps, req);
     const w = windowEnding(q.end_date ?? c.today, q.days);
     const s = await summarise(reads, c.scope, w);
@@ -109,7 +114,7 @@ export function analyticsRouter(deps: AppDeps): Router {
     res.json(body);
   });
 
-  r.get('/api/analytics/efficiency', ...admin, async (req, res) => {
+  r.get('/api/analytics/efficiency', getAnalyticsEfficiency, ...admin, async (req, res) => {
     const c = callerOf(deps, req);
     const w = windowEnding(c.today, ANALYSIS_WINDOW_DAYS);
     const s = await summarise(reads, c.scope, w);
@@ -142,42 +147,48 @@ export function analyticsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/analytics/export', ...admin, requirePermission('export_analysis'), async (req, res) => {
-    const q = parseInput(exportQuery, req.query);
-    const c = callerOf(deps, req);
-    const w = windowEnding(c.today, q.days);
-    const rows: ExportRow[] = (await reads.senderDays(c.scope, w, EXPORT_MAX_ROWS)).map((x) => ({
-      date: x.date,
-      tool_name: x.toolName,
-      host_name: x.hostName,
-      sender_name: x.senderName,
-      tenant_id: x.tenantId,
-      tokens: x.tokens,
-      input_tokens: x.inputTokens,
-      output_tokens: x.outputTokens,
-      messages: x.messages,
-      requests: x.requests,
-    }));
-    await writeAudit(deps, req, {
-      action: 'ANALYTICS_EXPORT',
-      resourceType: 'analytics',
-      details: { format: q.format, days: q.days, count: rows.length },
-    });
-    res.setHeader('content-disposition', `attachment; filename="analytics-${c.today}.${q.format}"`);
-    if (q.format === 'csv') {
-      res.type('text/csv; charset=utf-8').send(exportCsv(rows));
-      return;
-    }
-    res.json({
-      start: w.start,
-      end: w.end,
-      days: q.days,
-      count: rows.length,
-      truncated: rows.length === EXPORT_MAX_ROWS,
-      exported_at: deps.now().toISOString(),
-      rows,
-    });
-  });
+  r.get(
+    '/api/analytics/export',
+    getAnalyticsExport,
+    ...admin,
+    requirePermission('export_analysis'),
+    async (req, res) => {
+      const q = getAnalyticsExport.query(req);
+      const c = callerOf(deps, req);
+      const w = windowEnding(c.today, q.days);
+      const rows: ExportRow[] = (await reads.senderDays(c.scope, w, EXPORT_MAX_ROWS)).map((x) => ({
+        date: x.date,
+        tool_name: x.toolName,
+        host_name: x.hostName,
+        sender_name: x.senderName,
+        tenant_id: x.tenantId,
+        tokens: x.tokens,
+        input_tokens: x.inputTokens,
+        output_tokens: x.outputTokens,
+        messages: x.messages,
+        requests: x.requests,
+      }));
+      await writeAudit(deps, req, {
+        action: 'ANALYTICS_EXPORT',
+        resourceType: 'analytics',
+        details: { format: q.format, days: q.days, count: rows.length },
+      });
+      res.setHeader('content-disposition', `attachment; filename="analytics-${c.today}.${q.format}"`);
+      if (q.format === 'csv') {
+        res.type('text/csv; charset=utf-8').send(exportCsv(rows));
+        return;
+      }
+      res.json({
+        start: w.start,
+        end: w.end,
+        days: q.days,
+        count: rows.length,
+        truncated: rows.length === EXPORT_MAX_ROWS,
+        exported_at: deps.now().toISOString(),
+        rows,
+      });
+    },
+  );
 
   return r;
 }

@@ -12,7 +12,7 @@ import { forkAutonomousWorkflow } from '../../../services/autonomous/fork.ts';
 import { autonomousRuns } from '../../../services/autonomous/temporal-runs.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { autonomousAccess } from './access.ts';
 import { controlView, workflowView } from './views.ts';
 
@@ -49,8 +49,19 @@ const ACTION: Record<ControlRequest['type'], string> = {
   verification_override: 'AUTONOMOUS_WORKFLOW_VERIFICATION_OVERRIDE',
 };
 
-/** The request body of a control (`{}` when none was sent). */
-const bodyOf = (req: Request) => req.body ?? {};
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts). A control
+// without a body accepts none or `{}`.
+const tags = ['autonomous'];
+const control = endpoint({ tags, summary: 'Apply a control to the workflow', body: emptyBody });
+const cancelRound = endpoint({ tags, summary: "Cancel the milestone's current round", body: emptyBody });
+const resumeWithFeedback = endpoint({
+  tags,
+  summary: 'Resume with feedback for the agent',
+  body: feedbackBody,
+});
+const verificationOverride = endpoint({ tags, summary: 'Accept a failed verification', body: overrideBody });
+const extendPlanning = endpoint({ tags, summary: 'Extend the planning timeout', body: extendBody });
+const forkAtMilestone = endpoint({ tags, summary: 'Fork a new workflow at a milestone', body: emptyBody });
 
 export function autonomousControlsRouter(deps: AppDeps): Router {
   const r = Router();
@@ -84,15 +95,15 @@ export function autonomousControlsRouter(deps: AppDeps): Router {
   }
 
   for (const type of ['pause', 'resume', 'stop', 'retry', 'done'] as const)
-    r.post(`/api/autonomous/workflows/:id/${type}`, async (req, res) => {
+    r.post(`/api/autonomous/workflows/:id/${type}`, control, async (req, res) => {
       const row = await access.workflow(req);
-      parseInput(emptyBody, bodyOf(req));
+      control.body(req);
       res.json(await run(req, row.workflowId, { type }, {}));
     });
 
-  r.post('/api/autonomous/workflows/:id/milestones/:mid/cancel', async (req, res) => {
+  r.post('/api/autonomous/workflows/:id/milestones/:mid/cancel', cancelRound, async (req, res) => {
     const { workflow, milestone } = await access.milestone(req);
-    parseInput(emptyBody, bodyOf(req));
+    cancelRound.body(req);
     res.json(
       await run(
         req,
@@ -103,9 +114,9 @@ export function autonomousControlsRouter(deps: AppDeps): Router {
     );
   });
 
-  r.post('/api/autonomous/workflows/:id/resume-with-feedback', async (req, res) => {
+  r.post('/api/autonomous/workflows/:id/resume-with-feedback', resumeWithFeedback, async (req, res) => {
     const row = await access.workflow(req);
-    const { feedback } = parseInput(feedbackBody, bodyOf(req));
+    const { feedback } = resumeWithFeedback.body(req);
     res.json(
       await run(
         req,
@@ -116,15 +127,15 @@ export function autonomousControlsRouter(deps: AppDeps): Router {
     );
   });
 
-  r.post('/api/autonomous/workflows/:id/verification_override', async (req, res) => {
+  r.post('/api/autonomous/workflows/:id/verification_override', verificationOverride, async (req, res) => {
     const row = await access.workflow(req);
-    const { note } = parseInput(overrideBody, bodyOf(req));
+    const { note } = verificationOverride.body(req);
     res.json(await run(req, row.workflowId, { type: 'verification_override', note: note ?? null }, {}));
   });
 
-  r.post('/api/autonomous/workflows/:id/extend-planning-timeout', async (req, res) => {
+  r.post('/api/autonomous/workflows/:id/extend-planning-timeout', extendPlanning, async (req, res) => {
     const row = await access.workflow(req);
-    const { seconds } = parseInput(extendBody, bodyOf(req));
+    const { seconds } = extendPlanning.body(req);
     res.json(
       await run(
         req,
@@ -135,9 +146,9 @@ export function autonomousControlsRouter(deps: AppDeps): Router {
     );
   });
 
-  r.post('/api/autonomous/workflows/:id/milestones/:mid/fork', async (req, res) => {
+  r.post('/api/autonomous/workflows/:id/milestones/:mid/fork', forkAtMilestone, async (req, res) => {
     const { workflow, milestone } = await access.milestone(req);
-    parseInput(emptyBody, bodyOf(req));
+    forkAtMilestone.body(req);
     const fork = await forkAutonomousWorkflow({ ...deps, runs }, workflow, milestone);
     await writeAudit(deps, req, {
       action: 'AUTONOMOUS_WORKFLOW_FORK',

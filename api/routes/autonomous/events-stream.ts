@@ -20,6 +20,7 @@ import {
   TooManyActivityListeners,
 } from '../../../services/autonomous/activity-bus.ts';
 import type { AppDeps } from '../../deps.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { autonomousAccess } from './access.ts';
 
 const EVENT_TYPES = new Set([
@@ -70,6 +71,9 @@ const WIRE: Record<(typeof FIELDS)[number], string> = {
 
 const mentionsThinking = (v: unknown) => typeof v === 'string' && v.toLowerCase().includes('thinking');
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getAutonomousWorkflowsEventsStream = endpoint({ tags: ['autonomous'] });
+
 /** The SSE frame of a bus event, or null when the event is not to be sent. */
 export function activityFrame(e: AutonomousActivityEvent): string | null {
   if (!EVENT_TYPES.has(e.type)) return null;
@@ -103,41 +107,45 @@ export function autonomousEventsRouter(deps: AppDeps): Router {
   const r = Router();
   const access = autonomousAccess(deps);
 
-  r.get('/api/autonomous/workflows/:id/events/stream', async (req, res) => {
-    const row = await access.workflow(req);
-    const workflowId = row.workflowId;
-    const queued: string[] = [];
-    let live = false;
-    let unsubscribe: () => void;
-    try {
-      unsubscribe = autonomousActivityBus.subscribe(workflowId, (e) => {
-        const frame = activityFrame(e);
-        if (!frame) return;
-        if (live) res.write(frame);
-        else queued.push(frame);
+  r.get(
+    '/api/autonomous/workflows/:id/events/stream',
+    getAutonomousWorkflowsEventsStream,
+    async (req, res) => {
+      const row = await access.workflow(req);
+      const workflowId = row.workflowId;
+      const queued: string[] = [];
+      let live = false;
+      let unsubscribe: () => void;
+      try {
+        unsubscribe = autonomousActivityBus.subscribe(workflowId, (e) => {
+          const frame = activityFrame(e);
+          if (!frame) return;
+          if (live) res.write(frame);
+          else queued.push(frame);
+        });
+      } catch (err) {
+        if (err instanceof TooManyActivityListeners)
+          throw new TooManyRequestsError('Too many activity streams are open for this workflow');
+        throw err;
+      }
+      const keepaliveMs = deps.settings.SVC_AUTONOMOUS_STREAM_KEEPALIVE_MS;
+      let timer: NodeJS.Timeout | undefined;
+      res.on('close', () => {
+        clearInterval(timer);
+        unsubscribe();
       });
-    } catch (err) {
-      if (err instanceof TooManyActivityListeners)
-        throw new TooManyRequestsError('Too many activity streams are open for this workflow');
-      throw err;
-    }
-    const keepaliveMs = deps.settings.SVC_AUTONOMOUS_STREAM_KEEPALIVE_MS;
-    let timer: NodeJS.Timeout | undefined;
-    res.on('close', () => {
-      clearInterval(timer);
-      unsubscribe();
-    });
-    open(res);
-    res.write('retry: 3000\n\n');
-    res.write(
-      `event: connected\ndata: ${JSON.stringify({ workflow_id: workflowId, status: row.status, at: deps.now().toISOString(), keepalive_ms: keepaliveMs })}\n\n`,
-    );
-    live = true;
-    for (const f of queued.splice(0)) res.write(f);
-    timer = setInterval(() => {
-      res.write(`event: keepalive\ndata: ${JSON.stringify({ at: deps.now().toISOString() })}\n\n`);
-    }, keepaliveMs);
-  });
+      open(res);
+      res.write('retry: 3000\n\n');
+      res.write(
+        `event: connected\ndata: ${JSON.stringify({ workflow_id: workflowId, status: row.status, at: deps.now().toISOString(), keepalive_ms: keepaliveMs })}\n\n`,
+      );
+      live = true;
+      for (const f of queued.splice(0)) res.write(f);
+      timer = setInterval(() => {
+        res.write(`event: keepalive\ndata: ${JSON.stringify({ at: deps.now().toISOString() })}\n\n`);
+      }, keepaliveMs);
+    },
+  );
 
   return r;
 }

@@ -12,7 +12,7 @@ import { commitDiff } from '../../../services/forge/commit-diff.ts';
 import { localForgeFromSettings } from '../../../services/forge/local-forge.ts';
 import { LocalRepositories } from '../../../services/forge/local-repositories.ts';
 import type { AppDeps } from '../../deps.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { autonomousAccess } from './access.ts';
 
 export const DEFAULT_TRANSCRIPT_PAGE = 200;
@@ -29,52 +29,66 @@ const pageQuery = z
 const fileStats = (files: { path: string; additions: number; deletions: number }[]) =>
   files.map((f) => ({ path: f.path, additions: f.additions, deletions: f.deletions }));
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getAutonomousWorkflowsMilestonesSession = endpoint({ tags: ['autonomous'], query: pageQuery });
+const getAutonomousWorkflowsMilestonesDiff = endpoint({ tags: ['autonomous'] });
+const getAutonomousWorkflowsPrDiff = endpoint({ tags: ['autonomous'] });
+const getAutonomousWorkflowsPrStats = endpoint({ tags: ['autonomous'] });
+
 export function autonomousReadsRouter(deps: AppDeps): Router {
   const r = Router();
   const access = autonomousAccess(deps);
   const forge = () => localForgeFromSettings(deps.settings, deps.database);
 
-  r.get('/api/autonomous/workflows/:id/milestones/:mid/session', async (req, res) => {
-    const { workflow, milestone } = await access.milestone(req);
-    const page = parseInput(pageQuery, req.query);
-    res.json({
-      workflow_id: workflow.workflowId,
-      milestone_id: milestone.id,
-      ...(await milestoneTranscript(deps.database, milestone, page)),
-    });
-  });
+  r.get(
+    '/api/autonomous/workflows/:id/milestones/:mid/session',
+    getAutonomousWorkflowsMilestonesSession,
+    async (req, res) => {
+      const { workflow, milestone } = await access.milestone(req);
+      const page = getAutonomousWorkflowsMilestonesSession.query(req);
+      res.json({
+        workflow_id: workflow.workflowId,
+        milestone_id: milestone.id,
+        ...(await milestoneTranscript(deps.database, milestone, page)),
+      });
+    },
+  );
 
-  r.get('/api/autonomous/workflows/:id/milestones/:mid/diff', async (req, res) => {
-    const { workflow, milestone } = await access.milestone(req);
-    const base = { workflow_id: workflow.workflowId, milestone_id: milestone.id };
-    if (!milestone.commitSha || workflow.projectId == null) {
+  r.get(
+    '/api/autonomous/workflows/:id/milestones/:mid/diff',
+    getAutonomousWorkflowsMilestonesDiff,
+    async (req, res) => {
+      const { workflow, milestone } = await access.milestone(req);
+      const base = { workflow_id: workflow.workflowId, milestone_id: milestone.id };
+      if (!milestone.commitSha || workflow.projectId == null) {
+        res.json({
+          ...base,
+          commit_sha: null,
+          diff: '',
+          truncated: false,
+          additions: 0,
+          deletions: 0,
+          files: [],
+        });
+        return;
+      }
+      const d = await commitDiff(
+        forge(),
+        LocalRepositories.repoKeyOf(workflow.projectId),
+        milestone.commitSha,
+        deps.settings.forge.diff_max_bytes,
+      );
       res.json({
         ...base,
-        commit_sha: null,
-        diff: '',
-        truncated: false,
-        additions: 0,
-        deletions: 0,
-        files: [],
+        commit_sha: d.sha,
+        diff: d.diff,
+        truncated: d.truncated,
+        additions: d.additions,
+        deletions: d.deletions,
+        files: fileStats(d.files),
       });
-      return;
-    }
-    const d = await commitDiff(
-      forge(),
-      LocalRepositories.repoKeyOf(workflow.projectId),
-      milestone.commitSha,
-      deps.settings.forge.diff_max_bytes,
-    );
-    res.json({
-      ...base,
-      commit_sha: d.sha,
-      diff: d.diff,
-      truncated: d.truncated,
-      additions: d.additions,
-      deletions: d.deletions,
-      files: fileStats(d.files),
-    });
-  });
+    },
+  );
 
   async function pullRequestDiff(workflow: WorkflowRow) {
     if (workflow.prNumber == null || workflow.projectId == null || !workflow.projectPath)
@@ -94,7 +108,7 @@ export function autonomousReadsRouter(deps: AppDeps): Router {
     base_branch: pr.baseBranch,
   });
 
-  r.get('/api/autonomous/workflows/:id/pr-diff', async (req, res) => {
+  r.get('/api/autonomous/workflows/:id/pr-diff', getAutonomousWorkflowsPrDiff, async (req, res) => {
     const workflow = await access.workflow(req);
     const { pr, diff } = await pullRequestDiff(workflow);
     res.json({
@@ -109,7 +123,7 @@ export function autonomousReadsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/autonomous/workflows/:id/pr-stats', async (req, res) => {
+  r.get('/api/autonomous/workflows/:id/pr-stats', getAutonomousWorkflowsPrStats, async (req, res) => {
     const workflow = await access.workflow(req);
     const { pr, diff } = await pullRequestDiff(workflow);
     res.json({

@@ -23,7 +23,7 @@ import { autonomousDeletion } from '../../../services/autonomous/delete.ts';
 import { autonomousRuns, BACKGROUND_UNAVAILABLE } from '../../../services/autonomous/temporal-runs.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { autonomousAccess, BATCH_ID } from './access.ts';
 import { batchView, milestoneView, workflowDetailView, workflowView } from './views.ts';
 
@@ -39,6 +39,14 @@ const listQuery = z
     offset: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
   })
   .strict();
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getAutonomousWorkflows = endpoint({ tags: ['autonomous'], query: listQuery });
+const getAutonomousWorkflow = endpoint({ tags: ['autonomous'] });
+const getAutonomousWorkflowsTimeline = endpoint({ tags: ['autonomous'] });
+const getAutonomousWorkflowsForks = endpoint({ tags: ['autonomous'] });
+const deleteAutonomousWorkflows = endpoint({ tags: ['autonomous'] });
+const deleteAutonomousBatches = endpoint({ tags: ['autonomous'] });
 
 export function autonomousWorkflowsRouter(deps: AppDeps): Router {
   const r = Router();
@@ -83,8 +91,8 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
     res.status(201).json({ batch: batchView(created.batch), workflows: created.workflows.map(workflowView) });
   });
 
-  r.get('/api/autonomous/workflows', async (req, res) => {
-    const q = parseInput(listQuery, req.query);
+  r.get('/api/autonomous/workflows', getAutonomousWorkflows, async (req, res) => {
+    const q = getAutonomousWorkflows.query(req);
     const { rows, total } = await workflows.list(
       workflowListReader(req.auth.user, req.auth.permissions),
       { status: q.status, batchId: q.batch_id, projectId: q.project_id },
@@ -93,19 +101,19 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
     res.json({ workflows: rows.map(workflowView), total, limit: q.limit, offset: q.offset });
   });
 
-  r.get('/api/autonomous/workflows/:id', async (req, res) => {
+  r.get('/api/autonomous/workflows/:id', getAutonomousWorkflow, async (req, res) => {
     const row = await access.workflow(req);
     const list = await milestones.list(row.workflowId);
     res.json(workflowDetailView(row, list.length));
   });
 
-  r.get('/api/autonomous/workflows/:id/timeline', async (req, res) => {
+  r.get('/api/autonomous/workflows/:id/timeline', getAutonomousWorkflowsTimeline, async (req, res) => {
     const row = await access.workflow(req);
     const list = await milestones.list(row.workflowId);
     res.json({ workflow_id: row.workflowId, milestones: list.map(milestoneView) });
   });
 
-  r.get('/api/autonomous/workflows/:id/forks', async (req, res) => {
+  r.get('/api/autonomous/workflows/:id/forks', getAutonomousWorkflowsForks, async (req, res) => {
     const row = await access.workflow(req);
     const { rows } = await workflows.list(
       workflowListReader(req.auth.user, req.auth.permissions),
@@ -117,7 +125,7 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
 
   const deletion = () => autonomousDeletion({ ...deps, runs });
 
-  r.delete('/api/autonomous/workflows/:id', async (req, res) => {
+  r.delete('/api/autonomous/workflows/:id', deleteAutonomousWorkflows, async (req, res) => {
     const row = await access.workflow(req);
     await deletion().deleteWorkflow(row);
     await writeAudit(deps, req, {
@@ -129,7 +137,7 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
     res.status(204).end();
   });
 
-  r.delete('/api/autonomous/batches/:id', async (req, res) => {
+  r.delete('/api/autonomous/batches/:id', deleteAutonomousBatches, async (req, res) => {
     const batch = await access.batch(req);
     const deleted = await deletion().deleteBatch(batch.batchId);
     await writeAudit(deps, req, {

@@ -20,7 +20,7 @@ import { remoteBus, topics } from '../../../services/remote-bus.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import {
   INSTALL_SCRIPT_CONTENT_TYPE,
   type InstallScriptKind,
@@ -67,6 +67,20 @@ const messageBody = z.object({
   events: z.array(z.unknown()).max(10_000).default([]),
 });
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const postRemoteAgentRegister = endpoint({
+  tags: ['remote'],
+  summary: 'Register a machine with a one-time registration token (the token is spent even on failure)',
+  body: registerBody,
+  responses: { 201: z.object({ machine_id: z.string(), agent_token: z.string() }) },
+  auth: 'public',
+});
+const getRemoteAgentWs = endpoint({ tags: ['remote'] });
+const postRemoteAgentMessage = endpoint({ tags: ['remote'], body: messageBody });
+const getRemoteAgentInstallSh = endpoint({ tags: ['remote'] });
+const getRemoteAgentInstallPs1 = endpoint({ tags: ['remote'] });
+const getRemoteAgentFiles = endpoint({ tags: ['remote'] });
+
 export function agentRouter(deps: AppDeps): Router {
   const r = Router();
   const machines = remoteMachinesRepository(deps.database);
@@ -77,7 +91,7 @@ export function agentRouter(deps: AppDeps): Router {
   const sessions = remoteSessionsRepository(deps.database);
   const events = agentEventSink(deps, control);
 
-  r.post('/api/remote/agent/register', async (req, res) => {
+  r.post('/api/remote/agent/register', postRemoteAgentRegister, async (req, res) => {
     const token = typeof req.body?.registration_token === 'string' ? req.body.registration_token : '';
     if (!token) throw new BadRequestError('registration_token is required');
     const claimedId = typeof req.body?.machine_id === 'string' ? req.body.machine_id.slice(0, 64) : '';
@@ -114,7 +128,7 @@ export function agentRouter(deps: AppDeps): Router {
     };
     let body: z.infer<typeof registerBody>;
     try {
-      body = parseInput(registerBody, req.body);
+      body = postRemoteAgentRegister.body(req);
     } catch (err) {
       await audit(false, { reason: 'invalid_body', error: (err as Error).message });
       throw err;
@@ -195,7 +209,7 @@ export function agentRouter(deps: AppDeps): Router {
     return live.length;
   }
 
-  r.get('/api/remote/agent/ws', (_req, _res) => {
+  r.get('/api/remote/agent/ws', getRemoteAgentWs, (_req, _res) => {
     throw new NotImplementedError(
       'WebSocket transport is not implemented; use HTTP polling (POST /api/remote/agent/message)',
     );
@@ -213,12 +227,12 @@ export function agentRouter(deps: AppDeps): Router {
     return machine;
   }
 
-  r.post('/api/remote/agent/message', async (req, res) => {
+  r.post('/api/remote/agent/message', postRemoteAgentMessage, async (req, res) => {
     // Watched from the start: a poll can go away while its events are still being stored.
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     const machine = await authenticateAgent(req);
-    const body = parseInput(messageBody, req.body);
+    const body = postRemoteAgentMessage.body(req);
     await machines.recordHeartbeat(machine.machineId, deps.now(), {
       agentVersion: body.heartbeat?.agent_version,
       ipAddress: req.ip,
@@ -250,11 +264,11 @@ export function agentRouter(deps: AppDeps): Router {
   const installScript = (kind: InstallScriptKind) => (req: Request, res: import('express').Response) => {
     res.type(INSTALL_SCRIPT_CONTENT_TYPE[kind]).send(renderInstallScript(kind, publicUrl(deps, req)));
   };
-  r.get('/api/remote/agent/install.sh', installScript('sh'));
-  r.get('/api/remote/agent/install.ps1', installScript('ps1'));
+  r.get('/api/remote/agent/install.sh', getRemoteAgentInstallSh, installScript('sh'));
+  r.get('/api/remote/agent/install.ps1', getRemoteAgentInstallPs1, installScript('ps1'));
 
   // The installer's file index (used when it runs without the embedded list).
-  r.get('/api/remote/agent/files', (_req, res) => {
+  r.get('/api/remote/agent/files', getRemoteAgentFiles, (_req, res) => {
     res.json({ files: listAgentFiles() });
   });
 

@@ -28,7 +28,7 @@ import { storedKeyCipher } from '../../../services/stored-keys.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 
 const PATH = '/api/remote/api-keys';
 const tenantId = z.coerce.number().int().positive().max(2_147_483_647);
@@ -44,6 +44,12 @@ const createBody = z.object({
 });
 const listQuery = z.object({ tenant_id: tenantId.optional() });
 const idParam = z.object({ id: tenantId });
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const tags = ['remote'];
+const listKeys = endpoint({ tags, summary: 'Stored provider keys (masked)', query: listQuery });
+const createKey = endpoint({ tags, summary: 'Store a provider key (encrypted at rest)', body: createBody });
+const deleteKey = endpoint({ tags, summary: 'Delete a stored provider key', params: idParam });
 
 export function apiKeyVaultRouter(deps: AppDeps): Router {
   const r = Router();
@@ -82,16 +88,16 @@ export function apiKeyVaultRouter(deps: AppDeps): Router {
     throw new ForbiddenError('System administrator access required');
   }
 
-  r.get(PATH, auth, async (req, res) => {
+  r.get(PATH, listKeys, auth, async (req, res) => {
     await requireVaultAccess(req, 'REMOTE_API_KEY_LIST');
-    const q = parseInput(listQuery, req.query);
+    const q = listKeys.query(req);
     const rows = await keys.list({ tenantId: q.tenant_id });
     res.json({ success: true, keys: rows.map(view) });
   });
 
-  r.post(PATH, auth, async (req, res) => {
+  r.post(PATH, createKey, auth, async (req, res) => {
     await requireVaultAccess(req, 'REMOTE_API_KEY_CREATE');
-    const body = parseInput(createBody, req.body);
+    const body = createKey.body(req);
     if (!isKeyProvider(body.provider))
       throw new BadRequestError(`provider must be one of ${KEY_PROVIDERS.join(', ')}`);
     const base = await checkKeyBaseUrl(body.base_url, 'system_admin', deps.settings);
@@ -139,9 +145,9 @@ export function apiKeyVaultRouter(deps: AppDeps): Router {
     res.status(201).json({ success: true, key: view(row) });
   });
 
-  r.delete(`${PATH}/:id`, auth, async (req, res) => {
+  r.delete(`${PATH}/:id`, deleteKey, auth, async (req, res) => {
     await requireVaultAccess(req, 'REMOTE_API_KEY_DELETE', String(req.params.id).slice(0, 64));
-    const { id } = parseInput(idParam, req.params);
+    const { id } = deleteKey.params(req);
     const row = await keys.find(id);
     if (!row || !(await keys.remove(id))) throw new NotFoundError('API key not found');
     await writeAudit(deps, req, {

@@ -17,6 +17,7 @@ import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
 import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { sessionTeardown } from '../../remote-session-control.ts';
 import { remoteAccess } from './access.ts';
 
@@ -25,6 +26,12 @@ const assignBody = z.object({
   permission: z.enum(['user', 'admin']).default('user'),
 });
 const uidParam = z.coerce.number().int().positive();
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+// The handler parses `uid` alone (its 400 names no field); the same schema documents it.
+const deleteRemoteMachinesAssign = endpoint({ tags: ['remote'], params: z.object({ uid: uidParam }) });
+const postRemoteMachinesAssign = endpoint({ tags: ['remote'], body: assignBody });
+const getRemoteMachinesUsers = endpoint({ tags: ['remote'] });
 
 export function assignmentsRouter(deps: AppDeps): Router {
   const r = Router();
@@ -51,7 +58,7 @@ export function assignmentsRouter(deps: AppDeps): Router {
   }
   const canManage = (standing: MachineStanding) => mayPerform('assign_regular_user', standing);
 
-  r.post('/api/remote/machines/:id/assign', auth, async (req, res) => {
+  r.post('/api/remote/machines/:id/assign', postRemoteMachinesAssign, auth, async (req, res) => {
     const machineId = String(req.params.id);
     const { machine, standing } = await access.visibleMachine(req, machineId);
     if (!canManage(standing))
@@ -62,7 +69,7 @@ export function assignmentsRouter(deps: AppDeps): Router {
         'not_machine_admin',
         'Machine administrator access required',
       );
-    const body = parseInput(assignBody, req.body);
+    const body = postRemoteMachinesAssign.body(req);
     const decision = decideAssignment(standing, body.permission);
     if (!decision.allowed)
       return refuse(
@@ -113,7 +120,7 @@ export function assignmentsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.delete('/api/remote/machines/:id/assign/:uid', auth, async (req, res) => {
+  r.delete('/api/remote/machines/:id/assign/:uid', deleteRemoteMachinesAssign, auth, async (req, res) => {
     const machineId = String(req.params.id);
     const userId = parseInput(uidParam, req.params.uid);
     const { machine, standing } = await access.visibleMachine(req, machineId);
@@ -153,7 +160,7 @@ export function assignmentsRouter(deps: AppDeps): Router {
     res.json({ success: true, sessions_stopped: stopped.map((s) => s.sessionId) });
   });
 
-  r.get('/api/remote/machines/:id/users', auth, async (req, res) => {
+  r.get('/api/remote/machines/:id/users', getRemoteMachinesUsers, auth, async (req, res) => {
     const machineId = String(req.params.id);
     const { standing } = await access.visibleMachine(req, machineId);
     if (!mayPerform('list_machine_users', standing))

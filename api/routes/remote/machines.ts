@@ -1,6 +1,7 @@
 // Machine management (spec document 1, "Machine management"): listings, detail, unregistering, and the
 // reserved browse endpoint. Assignments live in assignments.ts, registration tokens in registration-tokens.ts.
 import { type Request, Router } from 'express';
+import { z } from 'zod';
 import { machineAssignmentsRepository } from '../../../db/repositories/machine-assignments.ts';
 import { type RemoteMachineRow, remoteMachinesRepository } from '../../../db/repositories/remote-machines.ts';
 import { isSystemAdmin } from '../../../domain/access.ts';
@@ -15,9 +16,25 @@ import {
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { sessionTeardown } from '../../remote-session-control.ts';
 import { MACHINE_NOT_FOUND, remoteAccess } from './access.ts';
-import { machineView } from './views.ts';
+import { machineSchema, machineView } from './views.ts';
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getRemoteMachines = endpoint({
+  tags: ['remote'],
+  summary: 'Machines the caller may see',
+  responses: { 200: z.object({ machines: z.array(machineSchema) }) },
+});
+const getRemoteMachinesAvailable = endpoint({
+  tags: ['remote'],
+  summary: 'Machines the caller may start a session on',
+  responses: { 200: z.object({ machines: z.array(machineSchema) }) },
+});
+const getRemoteMachine = endpoint({ tags: ['remote'] });
+const deleteRemoteMachines = endpoint({ tags: ['remote'] });
+const getRemoteMachinesBrowse = endpoint({ tags: ['remote'] });
 
 export function machinesRouter(deps: AppDeps): Router {
   const r = Router();
@@ -45,11 +62,11 @@ export function machinesRouter(deps: AppDeps): Router {
 
   // POST /api/remote/machines/register (registration tokens) lives in registration-tokens.ts.
 
-  r.get('/api/remote/machines', auth, async (req, res) => {
+  r.get('/api/remote/machines', getRemoteMachines, auth, async (req, res) => {
     res.json({ machines: await visibleMachines(req, false) });
   });
 
-  r.get('/api/remote/machines/available', auth, async (req, res) => {
+  r.get('/api/remote/machines/available', getRemoteMachinesAvailable, auth, async (req, res) => {
     res.json({ machines: await visibleMachines(req, true) });
   });
 
@@ -80,7 +97,7 @@ export function machinesRouter(deps: AppDeps): Router {
     });
   }
 
-  r.get('/api/remote/machines/:id', auth, async (req, res) => {
+  r.get('/api/remote/machines/:id', getRemoteMachine, auth, async (req, res) => {
     const { machine, permission } = await access.visibleMachine(req, String(req.params.id));
     const [x] = await withStatus([machine]);
     res.json(
@@ -88,7 +105,7 @@ export function machinesRouter(deps: AppDeps): Router {
     );
   });
 
-  r.delete('/api/remote/machines/:id', auth, async (req, res) => {
+  r.delete('/api/remote/machines/:id', deleteRemoteMachines, auth, async (req, res) => {
     const machineId = String(req.params.id);
     await requireGlobal(req, 'unregister_machine', {
       action: 'REMOTE_MACHINE_DELETE',
@@ -112,7 +129,7 @@ export function machinesRouter(deps: AppDeps): Router {
     res.json({ success: true, machine_id: machineId });
   });
 
-  r.get('/api/remote/machines/:id/browse', auth, async (req, res) => {
+  r.get('/api/remote/machines/:id/browse', getRemoteMachinesBrowse, auth, async (req, res) => {
     await access.visibleMachine(req, String(req.params.id));
     void res;
     throw new NotImplementedError(

@@ -12,7 +12,7 @@ import { topics } from '../../../services/remote-bus.ts';
 import { remoteOutput } from '../../../services/remote-output.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { remoteAccess } from './access.ts';
 
 const PAGE = 500;
@@ -27,6 +27,9 @@ function startIndex(req: Request, from: number | undefined): number {
   return from ?? 0;
 }
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getRemoteSessionsOutputStream = endpoint({ tags: ['remote'], query: query });
+
 export function outputStreamRouter(deps: AppDeps): Router {
   const r = Router();
   const auth = authenticate(deps);
@@ -34,9 +37,9 @@ export function outputStreamRouter(deps: AppDeps): Router {
   const sessions = remoteSessionsRepository(deps.database);
   const output = remoteOutput(deps.database);
 
-  r.get('/api/remote/sessions/:id/output/stream', auth, async (req, res) => {
+  r.get('/api/remote/sessions/:id/output/stream', getRemoteSessionsOutputStream, auth, async (req, res) => {
     const { session } = await access.visibleSession(req, String(req.params.id));
-    const q = parseInput(query, req.query);
+    const q = getRemoteSessionsOutputStream.query(req);
     let next = startIndex(req, q.from);
     const sessionId = session.sessionId;
     // A finished session with nothing left to send answers 204, which tells an EventSource to stop

@@ -27,7 +27,7 @@ import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { iso } from '../../json-dates.ts';
 import { authenticate } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { MACHINE_ID_PATTERN } from './agent.ts';
 
 const createBody = z.object({
@@ -58,6 +58,11 @@ function tokenView(row: RegistrationTokenRow, now: Date) {
   };
 }
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const postRemoteMachinesRegister = endpoint({ tags: ['remote'], body: createBody });
+const getRemoteMachinesRegistrationTokens = endpoint({ tags: ['remote'] });
+const deleteRemoteMachinesRegistrationTokens = endpoint({ tags: ['remote'] });
+
 export function registrationTokensRouter(deps: AppDeps): Router {
   const r = Router();
   const auth = authenticate(deps);
@@ -77,9 +82,9 @@ export function registrationTokensRouter(deps: AppDeps): Router {
     throw new ForbiddenError('System administrator access required');
   }
 
-  r.post('/api/remote/machines/register', auth, async (req, res) => {
+  r.post('/api/remote/machines/register', postRemoteMachinesRegister, auth, async (req, res) => {
     await requireSystemAdmin(req, 'REMOTE_REGISTRATION_TOKEN_CREATE');
-    const body = parseInput(createBody, req.body);
+    const body = postRemoteMachinesRegister.body(req);
     const tenant = await tenantsRepository(deps.database).findById(body.tenant_id);
     if (!tenant) throw new BadRequestError('Unknown tenant_id');
     if (body.machine_id) {
@@ -115,36 +120,46 @@ export function registrationTokensRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/remote/machines/registration-tokens', auth, async (req, res) => {
-    await requireSystemAdmin(req, 'REMOTE_REGISTRATION_TOKEN_LIST');
-    const now = deps.now();
-    const rows = await tokens.list(LIST_LIMIT);
-    await writeAudit(deps, req, {
-      action: 'REMOTE_REGISTRATION_TOKEN_LIST',
-      resourceType: 'registration_token',
-      details: { count: rows.length },
-    });
-    res.json({ tokens: rows.map((row) => tokenView(row, now)) });
-  });
+  r.get(
+    '/api/remote/machines/registration-tokens',
+    getRemoteMachinesRegistrationTokens,
+    auth,
+    async (req, res) => {
+      await requireSystemAdmin(req, 'REMOTE_REGISTRATION_TOKEN_LIST');
+      const now = deps.now();
+      const rows = await tokens.list(LIST_LIMIT);
+      await writeAudit(deps, req, {
+        action: 'REMOTE_REGISTRATION_TOKEN_LIST',
+        resourceType: 'registration_token',
+        details: { count: rows.length },
+      });
+      res.json({ tokens: rows.map((row) => tokenView(row, now)) });
+    },
+  );
 
-  r.delete('/api/remote/machines/registration-tokens/:id', auth, async (req, res) => {
-    const raw = String(req.params.id);
-    await requireSystemAdmin(req, 'REMOTE_REGISTRATION_TOKEN_REVOKE', raw.slice(0, 20));
-    const id = /^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
-    const row = Number.isSafeInteger(id) ? await tokens.findById(id) : undefined;
-    if (!row) throw new NotFoundError('Registration token not found');
-    const revoked = await tokens.revoke(row.id, req.auth.user.id, deps.now());
-    await writeAudit(deps, req, {
-      action: 'REMOTE_REGISTRATION_TOKEN_REVOKE',
-      resourceType: 'registration_token',
-      resourceId: row.id,
-      targetTenantId: row.tenantId,
-      success: revoked,
-      details: revoked ? {} : { reason: row.consumedAt ? 'already_used' : 'already_revoked' },
-    });
-    if (!revoked) throw new ConflictError('Registration token was already used or revoked');
-    res.json({ success: true, id: row.id });
-  });
+  r.delete(
+    '/api/remote/machines/registration-tokens/:id',
+    deleteRemoteMachinesRegistrationTokens,
+    auth,
+    async (req, res) => {
+      const raw = String(req.params.id);
+      await requireSystemAdmin(req, 'REMOTE_REGISTRATION_TOKEN_REVOKE', raw.slice(0, 20));
+      const id = /^[0-9]{1,10}$/.test(raw) ? Number(raw) : Number.NaN;
+      const row = Number.isSafeInteger(id) ? await tokens.findById(id) : undefined;
+      if (!row) throw new NotFoundError('Registration token not found');
+      const revoked = await tokens.revoke(row.id, req.auth.user.id, deps.now());
+      await writeAudit(deps, req, {
+        action: 'REMOTE_REGISTRATION_TOKEN_REVOKE',
+        resourceType: 'registration_token',
+        resourceId: row.id,
+        targetTenantId: row.tenantId,
+        success: revoked,
+        details: revoked ? {} : { reason: row.consumedAt ? 'already_used' : 'already_revoked' },
+      });
+      if (!revoked) throw new ConflictError('Registration token was already used or revoked');
+      res.json({ success: true, id: row.id });
+    },
+  );
 
   return r;
 }

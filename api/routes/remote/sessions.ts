@@ -27,11 +27,11 @@ import { remoteMessagesFor } from '../../../services/usage/remote-messages.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { remoteSessionControl } from '../../remote-session-control.ts';
 import { remoteAccess, type SessionAccess } from './access.ts';
 import { publicUrl } from './public-url.ts';
-import { sessionDetailView, sessionView } from './views.ts';
+import { sessionDetailSchema, sessionDetailView, sessionSchema, sessionView } from './views.ts';
 
 /** How long a permission answer waits for the agent to confirm it reached the CLI. */
 export const PERMISSION_ACK_WAIT_MS = 10_000;
@@ -62,6 +62,28 @@ const outputQuery = z.object({
   limit: z.coerce.number().int().min(1).max(OUTPUT_PAGE).default(OUTPUT_PAGE),
 });
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const postRemoteSessions = endpoint({ tags: ['remote'], body: createBody });
+const getRemoteSessions = endpoint({
+  tags: ['remote'],
+  summary: "The caller's sessions and those on machines it administers",
+  responses: { 200: z.object({ sessions: z.array(sessionSchema) }) },
+});
+const postRemoteSessionsChat = endpoint({ tags: ['remote'], body: chatBody });
+const postRemoteSessionsPause = endpoint({ tags: ['remote'] });
+const postRemoteSessionsResume = endpoint({ tags: ['remote'] });
+const postRemoteSessionsStop = endpoint({ tags: ['remote'] });
+const postRemoteSessionsAbort = endpoint({ tags: ['remote'] });
+const postRemoteSessionsModel = endpoint({ tags: ['remote'], body: modelBody });
+const postRemoteSessionsPermission = endpoint({ tags: ['remote'], body: permissionBody });
+const getRemoteSessionsOutput = endpoint({ tags: ['remote'], query: outputQuery });
+const getRemoteSession = endpoint({
+  tags: ['remote'],
+  summary: 'A session with a page of its output',
+  responses: { 200: z.object({ session: sessionDetailSchema }) },
+  query: z.object({ output_from: outputQuery.shape.from, output_limit: outputQuery.shape.limit }),
+});
+
 export function sessionsRouter(deps: AppDeps): Router {
   const r = Router();
   const auth = authenticate(deps);
@@ -88,8 +110,8 @@ export function sessionsRouter(deps: AppDeps): Router {
       success,
     });
 
-  r.post('/api/remote/sessions', auth, async (req, res) => {
-    const body = parseInput(createBody, req.body);
+  r.post('/api/remote/sessions', postRemoteSessions, auth, async (req, res) => {
+    const body = postRemoteSessions.body(req);
     const machine = await machines.find(body.machine_id);
     const { standing } = await access.standingOn(req, body.machine_id);
     const refuse = async (reason: string, message: string): Promise<never> => {
@@ -133,7 +155,7 @@ export function sessionsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/remote/sessions', auth, async (req, res) => {
+  r.get('/api/remote/sessions', getRemoteSessions, auth, async (req, res) => {
     const user = req.auth.user;
     // Own sessions, plus every session on the machines the caller administers (system admins: all).
     const administered = async () =>
@@ -146,20 +168,17 @@ export function sessionsRouter(deps: AppDeps): Router {
     res.json({ sessions: rows.map(sessionView) });
   });
 
-  r.get('/api/remote/sessions/:id', auth, async (req, res) => {
+  r.get('/api/remote/sessions/:id', getRemoteSession, auth, async (req, res) => {
     const { session } = await access.visibleSession(req, String(req.params.id));
-    const q = parseInput(
-      z.object({ output_from: outputQuery.shape.from, output_limit: outputQuery.shape.limit }),
-      req.query,
-    );
+    const q = getRemoteSession.query(req);
     const events = await output.read(session.sessionId, q.output_from, q.output_limit);
     const next = events.length ? events[events.length - 1]!.event_index + 1 : q.output_from;
     res.json({ session: sessionDetailView(session, events, next) });
   });
 
-  r.get('/api/remote/sessions/:id/output', auth, async (req, res) => {
+  r.get('/api/remote/sessions/:id/output', getRemoteSessionsOutput, auth, async (req, res) => {
     const { session } = await access.visibleSession(req, String(req.params.id));
-    const q = parseInput(outputQuery, req.query);
+    const q = getRemoteSessionsOutput.query(req);
     const events = await output.read(session.sessionId, q.from, q.limit);
     res.json({
       session_id: session.sessionId,
@@ -179,8 +198,8 @@ export function sessionsRouter(deps: AppDeps): Router {
     return found;
   }
 
-  r.post('/api/remote/sessions/:id/chat', auth, async (req, res) => {
-    const { content } = parseInput(chatBody, req.body);
+  r.post('/api/remote/sessions/:id/chat', postRemoteSessionsChat, auth, async (req, res) => {
+    const { content } = postRemoteSessionsChat.body(req);
     const { session } = await liveSession(req, 'REMOTE_SESSION_CHAT');
     const now = deps.now();
     const { commandId } = await commands.queue({
@@ -232,11 +251,11 @@ export function sessionsRouter(deps: AppDeps): Router {
     await audit(req, action, session.sessionId, { agent_acknowledged: result.agent_acknowledged });
     res.json({ success: true, ...result });
   };
-  r.post('/api/remote/sessions/:id/pause', auth, lifecycle('pause'));
-  r.post('/api/remote/sessions/:id/resume', auth, lifecycle('resume'));
-  r.post('/api/remote/sessions/:id/stop', auth, lifecycle('stop'));
+  r.post('/api/remote/sessions/:id/pause', postRemoteSessionsPause, auth, lifecycle('pause'));
+  r.post('/api/remote/sessions/:id/resume', postRemoteSessionsResume, auth, lifecycle('resume'));
+  r.post('/api/remote/sessions/:id/stop', postRemoteSessionsStop, auth, lifecycle('stop'));
 
-  r.post('/api/remote/sessions/:id/abort', auth, async (req, res) => {
+  r.post('/api/remote/sessions/:id/abort', postRemoteSessionsAbort, auth, async (req, res) => {
     const { session } = await liveSession(req, 'REMOTE_SESSION_ABORT');
     const { commandId } = await commands.queue({
       machineId: session.remoteMachineId!,
@@ -247,8 +266,8 @@ export function sessionsRouter(deps: AppDeps): Router {
     res.json({ success: true, session_id: session.sessionId, command_id: commandId });
   });
 
-  r.post('/api/remote/sessions/:id/model', auth, async (req, res) => {
-    const { model } = parseInput(modelBody, req.body);
+  r.post('/api/remote/sessions/:id/model', postRemoteSessionsModel, auth, async (req, res) => {
+    const { model } = postRemoteSessionsModel.body(req);
     const { session } = await liveSession(req, 'REMOTE_SESSION_MODEL');
     const result = await control.setModel(session.sessionId, model);
     await audit(req, 'REMOTE_SESSION_MODEL', session.sessionId, {
@@ -259,8 +278,8 @@ export function sessionsRouter(deps: AppDeps): Router {
   });
 
   // Synchronous: the caller waits (by command id) for the agent to say whether the answer reached the CLI.
-  r.post('/api/remote/sessions/:id/permission', auth, async (req, res) => {
-    const body = parseInput(permissionBody, req.body);
+  r.post('/api/remote/sessions/:id/permission', postRemoteSessionsPermission, auth, async (req, res) => {
+    const body = postRemoteSessionsPermission.body(req);
     const { session } = await liveSession(req, 'REMOTE_SESSION_PERMISSION');
     const { commandId } = await commands.queue({
       machineId: session.remoteMachineId!,

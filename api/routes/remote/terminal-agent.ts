@@ -12,7 +12,7 @@ import { remoteSessionsRepository } from '../../../db/repositories/remote-sessio
 import { NotFoundError, UnauthorizedError } from '../../../domain/errors.ts';
 import { remoteSecretMatches } from '../../../domain/remote-tokens.ts';
 import type { AppDeps } from '../../deps.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { terminalRelayHub } from '../../terminal-relay-hub.ts';
 
 export const TERMINAL_MAX_WAIT_MS = 25_000;
@@ -30,6 +30,9 @@ const pollBody = z.object({
     .object({ exit_code: z.number().int().nullable(), signal: z.string().max(20).nullable() })
     .optional(),
 });
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const postRemoteAgentTerminals = endpoint({ tags: ['remote'], body: pollBody });
 
 export function terminalAgentRouter(deps: AppDeps): Router {
   const r = Router();
@@ -49,11 +52,11 @@ export function terminalAgentRouter(deps: AppDeps): Router {
     return machine;
   }
 
-  r.post('/api/remote/agent/terminals/:terminalId', async (req, res) => {
+  r.post('/api/remote/agent/terminals/:terminalId', postRemoteAgentTerminals, async (req, res) => {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     const machine = await authenticateAgent(req);
-    const body = parseInput(pollBody, req.body);
+    const body = postRemoteAgentTerminals.body(req);
     const terminal = hub.find(String(req.params.terminalId));
     if (!terminal || terminal.machineId !== machine.machineId) throw new NotFoundError(TERMINAL_NOT_FOUND);
     if (!verified.has(terminal.id)) {

@@ -39,7 +39,7 @@ import { proxyTokenService } from '../../../services/proxy-tokens.ts';
 import { quotaServiceFor } from '../../../services/quota.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { proxyTokenOf } from './llm-proxy.ts';
 
 const RATE_WINDOW_MS = 60_000;
@@ -76,7 +76,11 @@ export function usageReportRouter(deps: AppDeps): Router {
     maxRequests: limits.usage_report_max_requests,
   });
 
-  r.post('/api/remote/usage-report', async (req, res) => {
+  // The route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts): the limits
+  // come from settings, so it is made here.
+  const postRemoteUsageReport = endpoint({ tags: ['remote'], auth: ['proxyToken'], body: reportBody });
+
+  r.post('/api/remote/usage-report', postRemoteUsageReport, async (req, res) => {
     const token = proxyTokenOf(req);
     const verified = token === undefined ? undefined : await tokens.verify(token);
     if (!verified?.ok) {
@@ -92,7 +96,7 @@ export function usageReportRouter(deps: AppDeps): Router {
       throw new UnauthorizedError('A valid proxy token of the session is required');
     }
     const { claims, context } = verified;
-    const body = parseInput(reportBody, req.body);
+    const body = postRemoteUsageReport.body(req);
     const refuse = async (reason: string, error: AppError): Promise<never> => {
       await writeAudit(deps, req, {
         action: 'REMOTE_USAGE_REPORT',

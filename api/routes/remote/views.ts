@@ -1,5 +1,7 @@
 // Response shapes of the remote workspace (spec document 1, "Resources and their fields"). The agent
 // token hash never leaves the server; status is computed from the last heartbeat at read time.
+
+import { z } from 'zod';
 import type { RemoteMachineRow } from '../../../db/repositories/remote-machines.ts';
 import type { RemoteSessionRow } from '../../../db/repositories/remote-sessions.ts';
 import type { MachineStatus } from '../../../domain/machine-status.ts';
@@ -69,3 +71,56 @@ export function sessionView(s: RemoteSessionRow) {
 export function sessionDetailView(s: RemoteSessionRow, output: OutputEvent[], nextIndex: number) {
   return { ...sessionView(s), output, output_next_index: nextIndex };
 }
+
+// The same shapes as zod schemas, for /api/openapi.json (api/openapi/endpoint.ts); the document test
+// checks real answers against them.
+const text = z.string().nullable();
+const int = z.number().int();
+export const machineSchema = z.object({
+  machine_id: z.string(),
+  machine_name: text,
+  hostname: text,
+  os_type: text,
+  os_version: text,
+  ip_address: text,
+  status: z.enum(['online', 'offline']),
+  connected: z.boolean(),
+  capabilities: z.record(z.string(), z.unknown()),
+  agent_version: text,
+  cli_path: text,
+  work_dir: text,
+  tenant_id: int.nullable(),
+  created_by: int.nullable(),
+  created_at: text,
+  updated_at: text,
+  last_heartbeat: text,
+  current_user_permission: z.string().optional(),
+});
+export const sessionSchema = z.object({
+  session_id: z.string(),
+  status: z.string(),
+  machine_id: text,
+  project_path: text,
+  model: text,
+  cli_tool: text,
+  title: text,
+  user_id: int.nullable(),
+  tenant_id: int.nullable(),
+  workspace_type: text,
+  total_tokens: int.nullable(),
+  message_count: int.nullable(),
+  created_at: text,
+  updated_at: text,
+  paused_at: text,
+  completed_at: text,
+});
+export const outputEventSchema = z.object({
+  event_index: int,
+  stream: z.string(),
+  data: z.string(),
+  timestamp: z.string(),
+});
+export const sessionDetailSchema = sessionSchema.extend({
+  output: z.array(outputEventSchema),
+  output_next_index: int,
+});

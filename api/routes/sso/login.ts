@@ -18,6 +18,7 @@ import { loadActiveProvider, type SsoProvider, UNKNOWN_PROVIDER } from '../../..
 import { startSamlLogin } from '../../../services/sso/saml/login.ts';
 import { signInExternalIdentity } from '../../../services/sso/sign-in.ts';
 import type { AppDeps } from '../../deps.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { browserBound, clearBrowserBinding, setBrowserBinding } from './browser-binding.ts';
 import { ssoBrowserRefusal } from './browser-refusal.ts';
 
@@ -27,6 +28,9 @@ const noStore = (res: Response) => {
   res.setHeader('cache-control', 'no-store');
   res.setHeader('referrer-policy', 'no-referrer');
 };
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getSsoCallbackName = endpoint({ tags: ['sso'] });
 
 export function ssoLoginRouter(deps: AppDeps): Router {
   const r = Router();
@@ -71,7 +75,7 @@ export function ssoLoginRouter(deps: AppDeps): Router {
     res.redirect(302, location);
   });
 
-  r.get('/api/sso/callback/:provider_name', async (req, res) => {
+  r.get('/api/sso/callback/:provider_name', getSsoCallbackName, async (req, res) => {
     noStore(res);
     const name = String(req.params.provider_name);
     const provider = await providerFor(req, name);

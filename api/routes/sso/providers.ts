@@ -34,6 +34,7 @@ import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requireAdmin, resolveSession } from '../../middleware/auth.ts';
 import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 
 const headSchema = z.object({
   name: providerNameSchema,
@@ -42,6 +43,9 @@ const headSchema = z.object({
 });
 
 export const loginUrlOf = (name: string) => `/api/sso/login/${encodeURIComponent(name)}`;
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const deleteSsoProvidersName = endpoint({ tags: ['sso'] });
 
 export function ssoProvidersRouter(deps: AppDeps): Router {
   const r = Router();
@@ -143,24 +147,30 @@ export function ssoProvidersRouter(deps: AppDeps): Router {
     });
   });
 
-  r.delete('/api/sso/providers/:provider_name', auth, requireAdmin, async (req, res) => {
-    const name = String(req.params.provider_name);
-    const row = name.length <= 100 ? await repo().findByName(name) : undefined;
-    if (!row?.isActive) throw new NotFoundError('Provider not found');
-    const actor = req.auth.user;
-    if (!isSystemAdmin(actor) && (actor.tenantId == null || row.tenantId !== actor.tenantId))
-      throw new ForbiddenError('Cross-tenant access denied');
-    await repo().disable(row.id);
-    await writeAudit(deps, req, {
-      action: 'SSO_PROVIDER_DISABLE',
-      resourceType: 'sso_provider',
-      resourceId: row.name,
-      severity: 'warning',
-      targetTenantId: row.tenantId,
-      details: { name: row.name, provider_type: row.providerType, tenant_id: row.tenantId },
-    });
-    res.json({ success: true, message: `Provider ${row.name} disabled` });
-  });
+  r.delete(
+    '/api/sso/providers/:provider_name',
+    deleteSsoProvidersName,
+    auth,
+    requireAdmin,
+    async (req, res) => {
+      const name = String(req.params.provider_name);
+      const row = name.length <= 100 ? await repo().findByName(name) : undefined;
+      if (!row?.isActive) throw new NotFoundError('Provider not found');
+      const actor = req.auth.user;
+      if (!isSystemAdmin(actor) && (actor.tenantId == null || row.tenantId !== actor.tenantId))
+        throw new ForbiddenError('Cross-tenant access denied');
+      await repo().disable(row.id);
+      await writeAudit(deps, req, {
+        action: 'SSO_PROVIDER_DISABLE',
+        resourceType: 'sso_provider',
+        resourceId: row.name,
+        severity: 'warning',
+        targetTenantId: row.tenantId,
+        details: { name: row.name, provider_type: row.providerType, tenant_id: row.tenantId },
+      });
+      res.json({ success: true, message: `Provider ${row.name} disabled` });
+    },
+  );
 
   return r;
 }

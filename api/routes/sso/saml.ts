@@ -20,6 +20,7 @@ import { serviceProviderOf } from '../../../services/sso/saml/entities.ts';
 import { signInExternalIdentity } from '../../../services/sso/sign-in.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { ssoBrowserRefusal } from './browser-refusal.ts';
 
 export const SSO_SAML_REFUSED = 'SSO_SAML_REFUSED';
@@ -40,6 +41,9 @@ export async function auditSamlRefusal(deps: AppDeps, req: Request, provider: st
   });
 }
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getSsoProvidersNameMetadata = endpoint({ tags: ['sso'] });
+
 export function samlRouter(deps: AppDeps): Router {
   const r = Router();
 
@@ -49,13 +53,17 @@ export function samlRouter(deps: AppDeps): Router {
     return provider;
   };
 
-  r.get('/api/sso/providers/:provider_name/metadata', async (req: Request, res: Response) => {
-    const provider = await samlProvider(String(req.params.provider_name));
-    const xml = serviceProviderOf(samlConfigOf(provider.config)).getMetadata();
-    res.setHeader('content-type', 'application/samlmetadata+xml; charset=utf-8');
-    res.setHeader('cache-control', 'no-store');
-    res.status(200).send(xml);
-  });
+  r.get(
+    '/api/sso/providers/:provider_name/metadata',
+    getSsoProvidersNameMetadata,
+    async (req: Request, res: Response) => {
+      const provider = await samlProvider(String(req.params.provider_name));
+      const xml = serviceProviderOf(samlConfigOf(provider.config)).getMetadata();
+      res.setHeader('content-type', 'application/samlmetadata+xml; charset=utf-8');
+      res.setHeader('cache-control', 'no-store');
+      res.status(200).send(xml);
+    },
+  );
 
   r.post(
     '/api/sso/acs/:provider_name',

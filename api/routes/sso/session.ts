@@ -23,7 +23,14 @@ import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { iso } from '../../json-dates.ts';
 import { authenticate, sessionTokenOf } from '../../middleware/auth.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { clearSessionCookie } from '../../session-cookie.ts';
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getSsoSession = endpoint({ tags: ['sso'] });
+const deleteSsoSession = endpoint({ tags: ['sso'] });
+const getSsoIdentitiesId = endpoint({ tags: ['sso'] });
+const deleteSsoIdentitiesIdName = endpoint({ tags: ['sso'] });
 
 export function ssoSessionRouter(deps: AppDeps): Router {
   const r = Router();
@@ -35,7 +42,7 @@ export function ssoSessionRouter(deps: AppDeps): Router {
     return t ? hashSessionToken(t.token) : '';
   };
 
-  r.get('/api/sso/session', auth, async (req, res) => {
+  r.get('/api/sso/session', getSsoSession, auth, async (req, res) => {
     const row = await ssoSessions().findBySessionTokenHash(currentTokenHash(req));
     if (!row || row.userId !== req.auth.user.id) {
       res.json({ active: false });
@@ -49,7 +56,7 @@ export function ssoSessionRouter(deps: AppDeps): Router {
     });
   });
 
-  r.delete('/api/sso/session', auth, async (req, res) => {
+  r.delete('/api/sso/session', deleteSsoSession, auth, async (req, res) => {
     const hash = currentTokenHash(req);
     const row = await ssoSessions().findBySessionTokenHash(hash);
     await authSessionsRepository(deps.database).deactivate(req.auth.sessionId);
@@ -77,7 +84,7 @@ export function ssoSessionRouter(deps: AppDeps): Router {
     return user;
   };
 
-  r.get('/api/sso/identities/:user_id', auth, async (req, res) => {
+  r.get('/api/sso/identities/:user_id', getSsoIdentitiesId, auth, async (req, res) => {
     const user = await target(req);
     const rows = await ssoIdentitiesRepository(deps.database).listForUser(user.id);
     res.json({
@@ -90,34 +97,39 @@ export function ssoSessionRouter(deps: AppDeps): Router {
     });
   });
 
-  r.delete('/api/sso/identities/:user_id/:provider_name', auth, async (req, res) => {
-    const user = await target(req);
-    const provider = String(req.params.provider_name).slice(0, 100);
-    const identities = ssoIdentitiesRepository(deps.database);
-    const rows = await identities.listForUser(user.id);
-    const here = rows.filter((i) => i.providerName === provider);
-    if (here.length === 0) throw new NotFoundError('Identity not found');
-    if (here.length === rows.length && !hasUsablePassword(user.passwordHash))
-      throw new ConflictError(
-        'This is the only way this user can log in; set a password for the user before unlinking it',
-      );
-    await identities.unlink(user.id, provider);
-    // End the sessions opened through this provider.
-    const sessions = authSessionsRepository(deps.database);
-    for (const s of await ssoSessions().listForUserAndProvider(user.id, provider)) {
-      const p = await sessions.findByTokenHash(s.sessionToken);
-      if (p) await sessions.deactivate(p.sessionId);
-    }
-    await ssoSessions().deleteForUserAndProvider(user.id, provider);
-    await writeAudit(deps, req, {
-      action: 'SSO_IDENTITY_UNLINK',
-      resourceType: 'user',
-      resourceId: user.id,
-      targetTenantId: user.tenantId,
-      details: { provider },
-    });
-    res.json({ success: true });
-  });
+  r.delete(
+    '/api/sso/identities/:user_id/:provider_name',
+    deleteSsoIdentitiesIdName,
+    auth,
+    async (req, res) => {
+      const user = await target(req);
+      const provider = String(req.params.provider_name).slice(0, 100);
+      const identities = ssoIdentitiesRepository(deps.database);
+      const rows = await identities.listForUser(user.id);
+      const here = rows.filter((i) => i.providerName === provider);
+      if (here.length === 0) throw new NotFoundError('Identity not found');
+      if (here.length === rows.length && !hasUsablePassword(user.passwordHash))
+        throw new ConflictError(
+          'This is the only way this user can log in; set a password for the user before unlinking it',
+        );
+      await identities.unlink(user.id, provider);
+      // End the sessions opened through this provider.
+      const sessions = authSessionsRepository(deps.database);
+      for (const s of await ssoSessions().listForUserAndProvider(user.id, provider)) {
+        const p = await sessions.findByTokenHash(s.sessionToken);
+        if (p) await sessions.deactivate(p.sessionId);
+      }
+      await ssoSessions().deleteForUserAndProvider(user.id, provider);
+      await writeAudit(deps, req, {
+        action: 'SSO_IDENTITY_UNLINK',
+        resourceType: 'user',
+        resourceId: user.id,
+        targetTenantId: user.tenantId,
+        details: { provider },
+      });
+      res.json({ success: true });
+    },
+  );
 
   return r;
 }

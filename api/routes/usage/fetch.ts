@@ -35,7 +35,7 @@ import {
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission, requireSystemAdmin } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 
 export const DEFAULT_FETCH_STATUS_LIMIT = 20;
 const PROGRESS_WAIT_MS = 2000;
@@ -61,6 +61,11 @@ const unavailable = (err: unknown) => {
   const message = (err as Error)?.message ?? '';
   return (err as { code?: number })?.code === 14 || /UNAVAILABLE|connect|timed out/i.test(message);
 };
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const postFetchData = endpoint({ tags: ['usage'] });
+const getFetchStatus = endpoint({ tags: ['usage'], query: statusQuery });
+const getDataStatus = endpoint({ tags: ['usage'] });
 
 export function fetchRouter(deps: AppDeps): Router {
   const r = Router();
@@ -142,7 +147,7 @@ export function fetchRouter(deps: AppDeps): Router {
     };
   }
 
-  r.post('/api/fetch/data', ...admin, async (req, res) => {
+  r.post('/api/fetch/data', postFetchData, ...admin, async (req, res) => {
     let runId: string;
     try {
       const client = await deps.temporal.client();
@@ -180,8 +185,8 @@ export function fetchRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/fetch/status', ...admin, async (req, res) => {
-    const q = parseInput(statusQuery, req.query);
+  r.get('/api/fetch/status', getFetchStatus, ...admin, async (req, res) => {
+    const q = getFetchStatus.query(req);
     let runs: CollectorRunRow[];
     if (q.run_id !== undefined) {
       const run = await repo.run(q.run_id);
@@ -193,48 +198,54 @@ export function fetchRouter(deps: AppDeps): Router {
     res.json({ runs: views, running: running?.run_id ?? null });
   });
 
-  r.get('/api/data-status', authenticate(deps), requirePermission('view_dashboard'), async (req, res) => {
-    const scope = readScope(req.auth.user);
-    const messageScope = rawScopeCondition(scope, 'tenant_id');
-    const reportScope = rawScopeCondition(scope, 'u.tenant_id');
-    const [tracked, stored, reports, recent] = await Promise.all([
-      repo.trackedFiles(),
-      messageScope === false ? new Map() : repo.storedMessages(TRANSCRIPT_SOURCES, messageScope),
-      reportScope === false ? { reports: 0, lastReceivedAt: null } : repo.agentReports(reportScope),
-      repo.recentRuns(1),
-    ]);
-    const last = recent[0];
-    const lastRun = last
-      ? {
-          run_id: last.runId,
-          status: last.status,
-          started_at: iso(last.startedAt),
-          finished_at: iso(last.finishedAt),
-        }
-      : null;
-    res.json({
-      last_run: lastRun,
-      sources: [
-        ...TRANSCRIPT_SOURCES.map((source) => ({
-          source,
-          kind: 'transcripts',
-          tool_name: source,
-          last_run_at: lastRun ? (lastRun.finished_at ?? lastRun.started_at) : null,
-          last_run_status: lastRun?.status ?? null,
-          files_tracked: tracked.get(source)?.files ?? 0,
-          last_read_at: iso(tracked.get(source)?.lastReadAt ?? null),
-          messages_stored: stored.get(source)?.messages ?? 0,
-          last_message_at: iso(stored.get(source)?.lastMessageAt ?? null),
-        })),
-        {
-          source: AGENT_REPORTS_SOURCE,
-          kind: 'usage_reports',
-          reports: reports.reports,
-          last_received_at: iso(reports.lastReceivedAt),
-        },
-      ],
-    });
-  });
+  r.get(
+    '/api/data-status',
+    getDataStatus,
+    authenticate(deps),
+    requirePermission('view_dashboard'),
+    async (req, res) => {
+      const scope = readScope(req.auth.user);
+      const messageScope = rawScopeCondition(scope, 'tenant_id');
+      const reportScope = rawScopeCondition(scope, 'u.tenant_id');
+      const [tracked, stored, reports, recent] = await Promise.all([
+        repo.trackedFiles(),
+        messageScope === false ? new Map() : repo.storedMessages(TRANSCRIPT_SOURCES, messageScope),
+        reportScope === false ? { reports: 0, lastReceivedAt: null } : repo.agentReports(reportScope),
+        repo.recentRuns(1),
+      ]);
+      const last = recent[0];
+      const lastRun = last
+        ? {
+            run_id: last.runId,
+            status: last.status,
+            started_at: iso(last.startedAt),
+            finished_at: iso(last.finishedAt),
+          }
+        : null;
+      res.json({
+        last_run: lastRun,
+        sources: [
+          ...TRANSCRIPT_SOURCES.map((source) => ({
+            source,
+            kind: 'transcripts',
+            tool_name: source,
+            last_run_at: lastRun ? (lastRun.finished_at ?? lastRun.started_at) : null,
+            last_run_status: lastRun?.status ?? null,
+            files_tracked: tracked.get(source)?.files ?? 0,
+            last_read_at: iso(tracked.get(source)?.lastReadAt ?? null),
+            messages_stored: stored.get(source)?.messages ?? 0,
+            last_message_at: iso(stored.get(source)?.lastMessageAt ?? null),
+          })),
+          {
+            source: AGENT_REPORTS_SOURCE,
+            kind: 'usage_reports',
+            reports: reports.reports,
+            last_received_at: iso(reports.lastReceivedAt),
+          },
+        ],
+      });
+    },
+  );
 
   return r;
 }

@@ -18,7 +18,7 @@ import { type MessageFilter, messageReadRepository } from '../../../db/repositor
 import { BadRequestError, NotFoundError } from '../../../domain/errors.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { calendarDate, hostFilter, name, page, readContext, toolFilter } from './query.ts';
 
 const filters = {
@@ -58,14 +58,22 @@ function messageFilter(q: z.infer<typeof countQuery>): MessageFilter {
   return { ...f, start: q.start_date, end: q.end_date };
 }
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getMessages = endpoint({ tags: ['usage'], query: listQuery });
+const getMessagesCount = endpoint({ tags: ['usage'], query: countQuery });
+const getSenders = endpoint({ tags: ['usage'], query: z.object(hostFilter) });
+const getConversationHistory = endpoint({ tags: ['usage'], query: historyQuery });
+const getConversationTimelineId = endpoint({ tags: ['usage'], params: sessionParams });
+const getConversationDetailsId = endpoint({ tags: ['usage'], params: sessionParams });
+
 export function messagesRouter(deps: AppDeps): Router {
   const r = Router();
   const messages = messageReadRepository(deps.database.sql);
   const guard = [authenticate(deps), requirePermission('view_messages')];
   const scopeOf = (req: Request) => readContext(deps, req);
 
-  r.get('/api/messages', ...guard, async (req, res) => {
-    const q = parseInput(listQuery, req.query);
+  r.get('/api/messages', getMessages, ...guard, async (req, res) => {
+    const q = getMessages.query(req);
     const { scope } = scopeOf(req);
     // One row more than the page tells whether another page follows, without counting every match.
     const rows = await messages.list(scope, messageFilter(q), { limit: q.limit + 1, offset: q.offset });
@@ -77,19 +85,19 @@ export function messagesRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/messages/count', ...guard, async (req, res) => {
-    const q = parseInput(countQuery, req.query);
+  r.get('/api/messages/count', getMessagesCount, ...guard, async (req, res) => {
+    const q = getMessagesCount.query(req);
     const { scope } = scopeOf(req);
     res.json({ count: await messages.count(scope, messageFilter(q)) });
   });
 
-  r.get('/api/senders', ...guard, async (req, res) => {
-    const q = parseInput(z.object(hostFilter), req.query);
+  r.get('/api/senders', getSenders, ...guard, async (req, res) => {
+    const q = getSenders.query(req);
     res.json({ senders: await messages.senders(scopeOf(req).scope, q.host) });
   });
 
-  r.get('/api/conversation-history', ...guard, async (req, res) => {
-    const q = parseInput(historyQuery, req.query);
+  r.get('/api/conversation-history', getConversationHistory, ...guard, async (req, res) => {
+    const q = getConversationHistory.query(req);
     const rows = await messages.conversations(
       scopeOf(req).scope,
       { date: q.date, tool: q.tool, host: q.host, sender: q.sender },
@@ -103,8 +111,8 @@ export function messagesRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/conversation-timeline/:session_id', ...guard, async (req, res) => {
-    const { session_id } = parseInput(sessionParams, req.params);
+  r.get('/api/conversation-timeline/:session_id', getConversationTimelineId, ...guard, async (req, res) => {
+    const { session_id } = getConversationTimelineId.params(req);
     const { scope } = scopeOf(req);
     const [rows, session] = await Promise.all([
       messages.conversationMessages(scope, session_id),
@@ -114,8 +122,8 @@ export function messagesRouter(deps: AppDeps): Router {
     res.json({ session_id, count: rows.length, messages: rows });
   });
 
-  r.get('/api/conversation-details/:session_id', ...guard, async (req, res) => {
-    const { session_id } = parseInput(sessionParams, req.params);
+  r.get('/api/conversation-details/:session_id', getConversationDetailsId, ...guard, async (req, res) => {
+    const { session_id } = getConversationDetailsId.params(req);
     const { scope } = scopeOf(req);
     const [rows, session] = await Promise.all([
       messages.conversationMessages(scope, session_id),

@@ -10,15 +10,18 @@ import { myUsageRepository } from '../../../db/repositories/usage/read-my-usage.
 import { eachDay, resolveRange } from '../../../domain/usage/read-dates.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { rangeQuery, readContext } from './query.ts';
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getReportMyUsage = endpoint({ tags: ['usage'], query: z.object(rangeQuery) });
 
 export function myUsageRouter(deps: AppDeps): Router {
   const r = Router();
   const repo = myUsageRepository(deps.database.sql);
 
-  r.get('/api/report/my-usage', authenticate(deps), async (req, res) => {
-    const q = parseInput(z.object(rangeQuery), req.query);
+  r.get('/api/report/my-usage', getReportMyUsage, authenticate(deps), async (req, res) => {
+    const q = getReportMyUsage.query(req);
     const range = resolveRange(q, readContext(deps, req).today, 30);
     const me = req.auth.user;
     const rows = await repo.byDayAndTool(me.id, range);

@@ -16,7 +16,7 @@ import { monthRange, resolveRange } from '../../../domain/usage/read-dates.ts';
 import { requestsByDay, sortedObject } from '../../../domain/usage/read-figures.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { calendarDate, hostFilter, name, rangeQuery, readContext } from './query.ts';
 
 export const REQUEST_DEFINITION_META = {
@@ -37,12 +37,20 @@ const monthlyQuery = z.object({
 
 const total = (m: ReadonlyMap<string, number>) => [...m.values()].reduce((a, n) => a + n, 0);
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getUsageRequestToday = endpoint({ tags: ['usage'] });
+const getUsageRequestTrend = endpoint({ tags: ['usage'], query: rangeHost });
+const getUsageRequestByTool = endpoint({ tags: ['usage'], query: rangeHost });
+const getUsageRequestByUser = endpoint({ tags: ['usage'], query: byUserQuery });
+const getUsageRequestUserNameTrend = endpoint({ tags: ['usage'], params: userParams, query: rangeHost });
+const getUsageRequestMonthly = endpoint({ tags: ['usage'], query: monthlyQuery });
+
 export function requestStatsRouter(deps: AppDeps): Router {
   const r = Router();
   const requests = requestReadRepository(deps.database.sql);
   const guard = [authenticate(deps), requirePermission('view_dashboard')];
 
-  r.get('/api/usage/request/today', ...guard, async (req, res) => {
+  r.get('/api/usage/request/today', getUsageRequestToday, ...guard, async (req, res) => {
     const { scope, today } = readContext(deps, req);
     const counts = await requests.byTool(scope, { start: today, end: today });
     res.json({
@@ -53,8 +61,8 @@ export function requestStatsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/usage/request/trend', ...guard, async (req, res) => {
-    const q = parseInput(rangeHost, req.query);
+  r.get('/api/usage/request/trend', getUsageRequestTrend, ...guard, async (req, res) => {
+    const q = getUsageRequestTrend.query(req);
     const { scope, today } = readContext(deps, req);
     const range = resolveRange(q, today, 30);
     const counts = await requests.byDay(scope, { ...range, host: q.host });
@@ -65,16 +73,16 @@ export function requestStatsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/usage/request/by-tool', ...guard, async (req, res) => {
-    const q = parseInput(rangeHost, req.query);
+  r.get('/api/usage/request/by-tool', getUsageRequestByTool, ...guard, async (req, res) => {
+    const q = getUsageRequestByTool.query(req);
     const { scope, today } = readContext(deps, req);
     const range = resolveRange(q, today, 30);
     const counts = await requests.byTool(scope, { ...range, host: q.host });
     res.json({ ...range, total_requests: total(counts), by_tool: sortedObject(counts) });
   });
 
-  r.get('/api/usage/request/by-user', ...guard, async (req, res) => {
-    const q = parseInput(byUserQuery, req.query);
+  r.get('/api/usage/request/by-user', getUsageRequestByUser, ...guard, async (req, res) => {
+    const q = getUsageRequestByUser.query(req);
     const { scope, today } = readContext(deps, req);
     const date = q.date ?? today;
     const users = await requests.byUser(scope, { start: date, end: date, host: q.host });
@@ -90,30 +98,35 @@ export function requestStatsRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/usage/request/user/:user_name/trend', ...guard, async (req, res) => {
-    const { user_name } = parseInput(userParams, req.params);
-    const q = parseInput(rangeHost, req.query);
-    const { scope, today } = readContext(deps, req);
-    const range = resolveRange(q, today, 30);
-    // A user of that name in the caller's scope, else an unknown sender of that name (tenant-scoped
-    // through the messages themselves). A user outside the scope reads as an unknown sender.
-    const userId = await requests.userInScope(scope, user_name);
-    const counts = await requests.byDay(scope, {
-      ...range,
-      host: q.host,
-      ...(userId !== null ? { userId } : { unknownSender: user_name }),
-    });
-    res.json({
-      user_name,
-      user_id: userId,
-      ...range,
-      total_requests: total(counts),
-      trend: requestsByDay(range.start, range.end, counts),
-    });
-  });
+  r.get(
+    '/api/usage/request/user/:user_name/trend',
+    getUsageRequestUserNameTrend,
+    ...guard,
+    async (req, res) => {
+      const { user_name } = getUsageRequestUserNameTrend.params(req);
+      const q = getUsageRequestUserNameTrend.query(req);
+      const { scope, today } = readContext(deps, req);
+      const range = resolveRange(q, today, 30);
+      // A user of that name in the caller's scope, else an unknown sender of that name (tenant-scoped
+      // through the messages themselves). A user outside the scope reads as an unknown sender.
+      const userId = await requests.userInScope(scope, user_name);
+      const counts = await requests.byDay(scope, {
+        ...range,
+        host: q.host,
+        ...(userId !== null ? { userId } : { unknownSender: user_name }),
+      });
+      res.json({
+        user_name,
+        user_id: userId,
+        ...range,
+        total_requests: total(counts),
+        trend: requestsByDay(range.start, range.end, counts),
+      });
+    },
+  );
 
-  r.get('/api/usage/request/monthly', ...guard, async (req, res) => {
-    const q = parseInput(monthlyQuery, req.query);
+  r.get('/api/usage/request/monthly', getUsageRequestMonthly, ...guard, async (req, res) => {
+    const q = getUsageRequestMonthly.query(req);
     const { scope, today } = readContext(deps, req);
     const year = q.year ?? Number(today.slice(0, 4));
     const month = q.month ?? Number(today.slice(5, 7));

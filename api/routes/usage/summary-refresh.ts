@@ -22,7 +22,7 @@ import {
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requireAdmin } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 
 const refreshQuery = z.object({ host: z.string().min(1).max(255).optional() });
 /** The ids this endpoint hands out: the prefix and a UUID (no other workflow is reachable). */
@@ -33,6 +33,10 @@ const QUERY_WAIT_MS = 5_000;
 
 const statusUrl = (id: string) => `/api/summary/refresh/${id}`;
 
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getSummaryRefreshStatus = endpoint({ tags: ['usage'], summary: 'Status of a summary refresh run' });
+const postSummaryRefresh = endpoint({ tags: ['usage'], query: refreshQuery });
+
 export function summaryRefreshRouter(deps: AppDeps): Router {
   const r = Router();
   const admin = [authenticate(deps), requireAdmin];
@@ -42,8 +46,8 @@ export function summaryRefreshRouter(deps: AppDeps): Router {
     throw new ServiceUnavailableError('The workflow service is unavailable; try again');
   };
 
-  r.post('/api/summary/refresh', ...admin, async (req, res) => {
-    const q = parseInput(refreshQuery, req.query);
+  r.post('/api/summary/refresh', postSummaryRefresh, ...admin, async (req, res) => {
+    const q = postSummaryRefresh.query(req);
     const workflowId = `${SUMMARY_REFRESH_ID_PREFIX}${randomUUID()}`;
     try {
       const client = await deps.temporal.client();
@@ -64,7 +68,7 @@ export function summaryRefreshRouter(deps: AppDeps): Router {
     res.status(202).json({ workflow_id: workflowId, status: 'running', status_url: statusUrl(workflowId) });
   });
 
-  r.get('/api/summary/refresh/:workflow_id', ...admin, async (req, res) => {
+  r.get('/api/summary/refresh/:workflow_id', getSummaryRefreshStatus, ...admin, async (req, res) => {
     const id = req.params.workflow_id as string;
     if (!ID_SHAPE.test(id)) throw new NotFoundError('Summary refresh not found');
     try {

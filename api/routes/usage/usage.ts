@@ -21,7 +21,7 @@ import { lastDays, MAX_RANGE_DAYS, resolveRange } from '../../../domain/usage/re
 import { byDay, byTool } from '../../../domain/usage/read-figures.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import { endpoint } from '../../openapi/endpoint.ts';
 import { calendarDate, hostFilter, name, rangeQuery, readContext, toolFilter } from './query.ts';
 
 const hostQuery = z.object(hostFilter);
@@ -37,6 +37,16 @@ const toolDaysParams = z.object({
     .refine((v) => /^[0-9]{1,9}$/.test(v) && Number(v) >= 1, 'must be a positive integer')
     .transform((v) => Math.min(Number(v), MAX_RANGE_DAYS)),
 });
+
+// Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const getSummary = endpoint({ tags: ['usage'], query: hostQuery });
+const getToday = endpoint({ tags: ['usage'], query: hostToolQuery });
+const getDateStr = endpoint({ tags: ['usage'], params: dateParams, query: hostToolQuery });
+const getToolName = endpoint({ tags: ['usage'], params: toolDaysParams, query: hostQuery });
+const getRange = endpoint({ tags: ['usage'], query: rangeToolQuery });
+const getTools = endpoint({ tags: ['usage'] });
+const getHosts = endpoint({ tags: ['usage'] });
+const getTrend = endpoint({ tags: ['usage'], query: trendQuery });
 
 export function usageRouter(deps: AppDeps): Router {
   const r = Router();
@@ -83,8 +93,8 @@ export function usageRouter(deps: AppDeps): Router {
     return { date, ...totals, tools };
   }
 
-  r.get('/api/summary', ...guard, async (req, res) => {
-    const q = parseInput(hostQuery, req.query);
+  r.get('/api/summary', getSummary, ...guard, async (req, res) => {
+    const q = getSummary.query(req);
     const { totals, tools } = await toolFigures(readContext(deps, req).scope, { host: q.host });
     res.json({
       total_tokens: totals.total_tokens,
@@ -95,44 +105,44 @@ export function usageRouter(deps: AppDeps): Router {
     });
   });
 
-  r.get('/api/today', ...guard, async (req, res) => {
-    const q = parseInput(hostToolQuery, req.query);
+  r.get('/api/today', getToday, ...guard, async (req, res) => {
+    const q = getToday.query(req);
     res.json(await oneDay(req, readContext(deps, req).today, q));
   });
 
-  r.get('/api/date/:date_str', ...guard, async (req, res) => {
-    const { date_str } = parseInput(dateParams, req.params);
-    const q = parseInput(hostToolQuery, req.query);
+  r.get('/api/date/:date_str', getDateStr, ...guard, async (req, res) => {
+    const { date_str } = getDateStr.params(req);
+    const q = getDateStr.query(req);
     res.json(await oneDay(req, date_str, q));
   });
 
-  r.get('/api/tool/:tool_name/:days', ...guard, async (req, res) => {
-    const p = parseInput(toolDaysParams, req.params);
-    const q = parseInput(hostQuery, req.query);
+  r.get('/api/tool/:tool_name/:days', getToolName, ...guard, async (req, res) => {
+    const p = getToolName.params(req);
+    const q = getToolName.query(req);
     const { scope, today } = readContext(deps, req);
     const f = { ...lastDays(today, p.days), tool: p.tool_name, host: q.host };
     const { totals, daily } = await rangeFigures(scope, f);
     res.json({ tool_name: p.tool_name, days: p.days, start: f.start, end: f.end, ...totals, daily });
   });
 
-  r.get('/api/range', ...guard, async (req, res) => {
-    const q = parseInput(rangeToolQuery, req.query);
+  r.get('/api/range', getRange, ...guard, async (req, res) => {
+    const q = getRange.query(req);
     const { scope, today } = readContext(deps, req);
     const f = { ...resolveRange(q, today, 7), tool: q.tool, host: q.host };
     const { totals, tools, daily } = await rangeFigures(scope, f);
     res.json({ start: f.start, end: f.end, ...totals, tools, daily });
   });
 
-  r.get('/api/tools', ...guard, async (req, res) => {
+  r.get('/api/tools', getTools, ...guard, async (req, res) => {
     res.json({ tools: await usage.names(readContext(deps, req).scope, 'tool_name') });
   });
 
-  r.get('/api/hosts', ...guard, async (req, res) => {
+  r.get('/api/hosts', getHosts, ...guard, async (req, res) => {
     res.json({ hosts: await usage.names(readContext(deps, req).scope, 'host_name') });
   });
 
-  r.get('/api/trend', ...guard, async (req, res) => {
-    const q = parseInput(trendQuery, req.query);
+  r.get('/api/trend', getTrend, ...guard, async (req, res) => {
+    const q = getTrend.query(req);
     const { scope, today } = readContext(deps, req);
     const f = { ...resolveRange(q, today, 30), host: q.host };
     res.json({ start: f.start, end: f.end, trend: await dayFigures(scope, f) });
