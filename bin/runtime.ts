@@ -13,6 +13,7 @@ import { LLM_PROXY_PREFIX } from '../api/routes/remote/llm-proxy.ts';
 import { createTemporalAccess, type TemporalAccess } from '../api/temporal.ts';
 import { attachTerminalSocket } from '../api/terminal-socket.ts';
 import type { Settings } from '../config/settings.ts';
+import { temporalConnection } from '../config/temporal-connection.ts';
 import { type DatabaseHandle, openDatabase } from '../db/client.ts';
 import { checkCompatibility, upgrade } from '../migrations/runner.ts';
 import { startAlertWebhookTrigger } from '../services/alerts/webhook-delivery.ts';
@@ -66,6 +67,8 @@ export function connectTemporal(settings: Settings, address: string): TemporalAc
     address,
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    // TLS / mTLS / API key of the cluster: the same options as the worker's (config/temporal-connection.ts).
+    connection: temporalConnection(settings, address).client,
   });
 }
 
@@ -137,10 +140,15 @@ export async function runWorker(
   log: (l: string) => void,
   cacheDir = `${settings.dataDir}/cache`,
 ): Promise<RunningWorker> {
+  // One set of connection options (TLS / mTLS / API key) for the schedules' clients and the worker.
+  const temporal = temporalConnection(settings, address);
+  const connection = temporal.client;
+  log(`Temporal: ${temporal.summary}`);
   await ensureMaintenanceSchedules({
     address,
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    connection,
     sessionStatsEveryMinutes: settings.SVC_SESSION_STATS_REFRESH_MINUTES,
   }).catch((err) => {
     throw new StartupError(`Cannot create the maintenance schedules: ${(err as Error).message}`);
@@ -149,6 +157,7 @@ export async function runWorker(
     address,
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    connection,
     multiTenant: settings.quota.multi_tenant,
     intervalSeconds: settings.quota.enforcement_interval_seconds,
   }).catch((err) => {
@@ -160,6 +169,7 @@ export async function runWorker(
     address,
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    connection,
     multiTenant: settings.quota.multi_tenant,
     intervalSeconds: settings.quota.enforcement_interval_seconds,
   }).catch((err) => {
@@ -170,6 +180,7 @@ export async function runWorker(
     address,
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    connection,
     settings,
   }).catch((err) => {
     throw new StartupError(`Cannot create the org sync schedules: ${(err as Error).message}`);
@@ -179,6 +190,7 @@ export async function runWorker(
     address,
     namespace: settings.TEMPORAL_NAMESPACE,
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
+    connection,
     collectors: settings.collectors,
   }).catch((err) => {
     throw new StartupError(`Cannot create the collection schedule: ${(err as Error).message}`);
@@ -193,6 +205,7 @@ export async function runWorker(
     activities: createActivities({ database, settings, now: () => new Date() }),
     cacheDir,
     log,
+    connection: temporal.native,
   });
   return worker;
 }
