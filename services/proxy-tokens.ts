@@ -12,6 +12,7 @@ import {
   verifyProxyTokenSignature,
 } from '../domain/crypto/proxy-token.ts';
 import { tenantRefusal } from '../domain/tenants.ts';
+import { invalidateProxyContexts, proxyContextCache } from './proxy/call-context-cache.ts';
 import { type KeySettings, proxyTokenSecret } from './secrets.ts';
 
 export type ProxyTokenRefusal =
@@ -78,8 +79,11 @@ export function proxyTokenService(deps: {
   settings: KeySettings;
   now: () => Date;
   ttlOverrides?: Record<string, number>;
+  /** The per-instance call-context cache (services/proxy/call-context-cache.ts); absent = always read. */
+  contextCache?: { max: number; ttlMs: number };
 }) {
   const repo = proxyTokensRepository(deps.database);
+  const contexts = deps.contextCache ? proxyContextCache(deps.database, deps.contextCache) : undefined;
   const secret = proxyTokenSecret(deps.settings);
   const verifiedSignatures = new Map<string, ProxyTokenClaims>();
 
@@ -97,6 +101,19 @@ export function proxyTokenService(deps: {
       verifiedSignatures.set(token, sig.claims);
     }
     return sig;
+  }
+
+  /**
+   * Revokes every live token of a session, then drops their cached call contexts on every instance
+   * (pushed: refused everywhere within milliseconds). A failed NOTIFY leaves the TTL as the bound.
+   */
+  async function revokeForSession(
+    sessionId: string,
+    reason: 'stopped' | 'completed' | 'rotated' | 'aborted',
+  ): Promise<number> {
+    const n = await repo.revokeForSession(sessionId, reason, deps.now());
+    await invalidateProxyContexts(deps.database, { sessionId }).catch(() => undefined);
+    return n;
   }
 
   async function issue(req: IssueRequest): Promise<{ token: string; jti: string; expiresAt: Date }> {
@@ -126,14 +143,38 @@ export function proxyTokenService(deps: {
     issue,
     /** Revokes the session's live tokens (reason `rotated`) and issues a fresh one. */
     async rotate(req: IssueRequest) {
-      await repo.revokeForSession(req.sessionId, 'rotated', deps.now());
+      await revokeForSession(req.sessionId, 'rotated');
       return issue(req);
     },
-    revokeForSession: (sessionId: string, reason: 'stopped' | 'completed' | 'rotated' | 'aborted') =>
-      repo.revokeForSession(sessionId, reason, deps.now()),
+    revokeForSession,
     verifySignature,
     /** The proxy's one read per call; judge it with proxyCallRefusal. */
     callContext: (jti: string) => repo.callContext(jti),
+    /**
+     * The same, served from the per-instance cache when a call with this token succeeded recently.
+     * `generation` goes to rememberCallContext (undefined: nothing to remember, it came from the cache
+     * or there is no cache). Expiry is judged by the caller on every call.
+     */
+    async cachedCallContext(
+      claims: ProxyTokenClaims,
+    ): Promise<{ ctx: ProxyCallContext | undefined; generation: number | undefined }> {
+      if (contexts === undefined) return { ctx: await repo.callContext(claims.jti), generation: undefined };
+      const hit = contexts.get(claims.jti);
+      if (hit !== undefined) return { ctx: hit, generation: undefined };
+      const generation = contexts.generation;
+      return { ctx: await repo.callContext(claims.jti), generation };
+    },
+    /**
+     * Caches a context read at `generation` once a call made with it was answered by the provider
+     * (a refusal, or a key the call could not use, is never cached); skipped if anything was
+     * invalidated since the read.
+     */
+    rememberCallContext(claims: ProxyTokenClaims, ctx: ProxyCallContext, generation: number): void {
+      if (contexts !== undefined && proxyCallRefusal(claims, ctx, deps.now()) === null)
+        contexts.set(claims.jti, ctx, generation);
+    },
+    /** Resolves once the call-context cache is in use (PostgreSQL: after its LISTEN connected). */
+    contextCacheReady: (): Promise<void> => contexts?.ready() ?? Promise.resolve(),
     /** Full verification: signature, then issuance record, expiry and session state in one query. */
     async verify(
       token: string,

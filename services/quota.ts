@@ -47,6 +47,7 @@ import { quotaUsageRepository } from '../db/repositories/quota-usage.ts';
 import { ONE_REQUEST, type QuotaAsk } from '../domain/quota.ts';
 import type { ReadScope } from '../domain/tenant-scope.ts';
 import { groupCommit } from './quota/group-commit.ts';
+import { isLeased, type LeaseSize, quotaLeases } from './quota/leases.ts';
 import { reportingRows } from './quota/reporting.ts';
 import { reservations } from './quota/reserve.ts';
 import type { SettleWork } from './quota/settle.ts';
@@ -88,7 +89,17 @@ export function quotaService(deps: QuotaDeps) {
   };
   const reserve = reservations(core);
   const commit = groupCommit(core, reserve);
+  // Readers of the standing (checkQuota, statusOfAll) first take the leases' unused room back; the
+  // reporting and message-row flushes do not (they run every few tens of milliseconds under load).
+  const writePending = async () => {
+    await leases.returnAll();
+    await commit.writePending();
+  };
   const report = reportingRows(core, () => commit.writePending());
+  const leases = quotaLeases(core, {
+    reserve: (subject, ask, at) => commit.reserve(subject, ask, at),
+    settle: (work) => commit.settle(work, false),
+  });
 
   /**
    * Ends a reservation: adds the request and its tokens when counted, and takes the reservation back.
@@ -97,6 +108,10 @@ export function quotaService(deps: QuotaDeps) {
   async function settle(r: Reservation, outcome: SettleOutcome, context?: UsageContext): Promise<void> {
     if (r.settled) return;
     r.settled = true;
+    if (isLeased(r)) {
+      if (outcome.counted) report.queueReport(r.subject, outcome.usage, 1, context, r.periods);
+      return leases.settle(r, outcome.counted, outcome.usage, deps.now());
+    }
     const tokens = outcome.counted ? (outcome.usage?.totalTokens ?? 0) : 0;
     const requests = outcome.counted ? r.requests : 0;
     const work: SettleWork = {
@@ -126,6 +141,20 @@ export function quotaService(deps: QuotaDeps) {
       }
     },
 
+    /**
+     * reserve() for one proxied call, taken from this instance's lease of `lease` requests and tokens
+     * when the quota has room for several leases (services/quota/leases.ts); exact otherwise.
+     * `lease.requests` 0: the plain reservation.
+     */
+    async reserveCall(subject: QuotaSubject, lease: LeaseSize): Promise<ReserveResult> {
+      if (lease.requests <= 0) return this.reserve(subject);
+      try {
+        return await leases.reserve(subject, lease, deps.now());
+      } catch (error) {
+        throw new QuotaCheckError(`quota check failed: ${errorSummary(error)}`);
+      }
+    },
+
     settle,
 
     /** Gives a reservation back without counting anything (the call was never answered). */
@@ -136,7 +165,7 @@ export function quotaService(deps: QuotaDeps) {
     /** Read-only: whether `ask` fits every limit now, with the figures. Throws QuotaCheckError. */
     async checkQuota(subject: QuotaSubject, ask: QuotaAsk = ONE_REQUEST): Promise<QuotaStatus> {
       try {
-        await commit.writePending();
+        await writePending();
         return await statusOf(core, subject, ask, deps.now(), deps.database.sql);
       } catch (error) {
         throw new QuotaCheckError(`quota check failed: ${errorSummary(error)}`);
@@ -159,18 +188,25 @@ export function quotaService(deps: QuotaDeps) {
       await commit.settle(work, true);
     },
 
-    /** Writes the merged reporting rows now (and waits for queued settles). */
+    /** Writes the merged reporting rows now (and waits for queued settles). Leases stay. */
     flush: report.flush,
+
+    /** Gives back what this instance's quota leases hold unused (their calls in flight settle later). */
+    returnLeases: (): Promise<void> => leases.returnAll(),
 
     /** What is not written yet: settles (queued or being written) and merged reporting rows. */
     pending(): { settles: number; reportRows: number } {
       return { settles: commit.pendingSettles(), reportRows: report.pendingRows() };
     },
 
+    /** Quota leases this process holds now (services/quota/leases.ts). */
+    leasesHeld: (): number => leases.held(),
+
     /** Shutdown: no more timer-driven writes (the settle retry, the report timer). flush() still works. */
     stopTimers(): void {
       report.stopTimer();
       commit.stopRetry();
+      leases.stop();
     },
 
     /**
@@ -180,7 +216,7 @@ export function quotaService(deps: QuotaDeps) {
      */
     async statusOfAll(scope: ReadScope, at: Date = deps.now()): Promise<AllQuotaStatus> {
       try {
-        await commit.writePending();
+        await writePending();
         return await statusOfAll(core, scope, at);
       } catch (error) {
         throw new QuotaCheckError(`quota check failed: ${errorSummary(error)}`);

@@ -129,7 +129,17 @@ export async function startForwarder(upstreamBase: string): Promise<RunningServe
 export async function startApi(mockUrl: string) {
   let token = '';
   const api = await startStack({
-    env: { LOG_LEVEL: 'info', SVC_ENCRYPTION_KEY: 'bench-encryption-key', SECRET_KEY: 'bench-secret-key' },
+    env: {
+      LOG_LEVEL: 'info',
+      SVC_ENCRYPTION_KEY: 'bench-encryption-key',
+      SECRET_KEY: 'bench-secret-key',
+      // The proxy's per-instance switches, taken from this process's environment when set (README).
+      ...passedThrough([
+        'SVC_QUOTA_LEASE_REQUESTS',
+        'SVC_QUOTA_LEASE_TOKENS',
+        'SVC_PROXY_CONTEXT_CACHE_SIZE',
+      ]),
+    },
     // warn: the production default (info) writes nothing per successful call either; this keeps the
     // callers that autocannon drops at the end of a timed run (status 0, info) out of the output.
     logLevel: 'warn',
@@ -143,6 +153,11 @@ export async function startApi(mockUrl: string) {
     url: api.url,
     token,
     dialect: api.database.dialect,
+    switches: {
+      contextCache: deps.settings.SVC_PROXY_CONTEXT_CACHE_SIZE,
+      leaseRequests: deps.settings.SVC_QUOTA_LEASE_REQUESTS,
+      leaseTokens: deps.settings.SVC_QUOTA_LEASE_TOKENS,
+    },
     async usage() {
       await quotaServiceFor(deps).flush();
       const [row] = await db.select().from(t.agentSessions);
@@ -150,6 +165,12 @@ export async function startApi(mockUrl: string) {
     },
     close: api.close,
   };
+}
+
+function passedThrough(names: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of names) if (process.env[n]) out[n] = process.env[n]!;
+  return out;
 }
 
 /** A tenant with quotas, a user with personal limits, a live session and a stored key; the session's proxy token. */
@@ -342,6 +363,7 @@ async function main() {
   const targets = all.filter((t) => wanted.has(t.name));
   console.log(
     `bench/proxy: ${os.cpus().length} cores (${os.cpus()[0]?.model}), node ${process.version}, database ${api.dialect}; ` +
+      `proxy switches ${JSON.stringify(api.switches)}; ` +
       `${ROUNDS} rounds x (${REQUESTS} sequential + ${Math.ceil(REQUESTS / 2)} streamed + ${DURATION_S}s streamed at c=${CONCURRENCY} + ${DURATION_S}s autocannon at c=${CONCURRENCY}) per path`,
   );
   try {

@@ -22,6 +22,9 @@ import {
 
 const MAX_ENSURED_KEYS = 50_000;
 
+/** An ask that needs more room than it takes (a lease: services/quota/leases.ts). */
+type LeaseAsk = QuotaAsk & { need?: QuotaAsk };
+
 /** A reservation waiting for its group; `result` or `error` is set when the group was written. */
 export interface PendingReserve {
   subject: QuotaSubject;
@@ -54,7 +57,11 @@ export function reservations(core: QuotaCore) {
 
   async function tryReserve(subject: QuotaSubject, p: Periods, ask: QuotaAsk, at: Date, db: RawSql) {
     const take = { tokens: ask.tokens, requests: ask.requests };
-    const need = { tokens: Math.max(ask.tokens, 1), requests: Math.max(ask.requests, 1) };
+    // A lease (services/quota/leases.ts) asks for more room than it takes; every other ask needs its own.
+    const need = (ask as LeaseAsk).need ?? {
+      tokens: Math.max(ask.tokens, 1),
+      requests: Math.max(ask.requests, 1),
+    };
     // PostgreSQL: one statement (a statement is atomic: nothing to give back if it fails).
     if (pg && subject.tenantId !== null) {
       const tenantId = subject.tenantId;
@@ -171,7 +178,8 @@ export function reservations(core: QuotaCore) {
     if (reserves.length === 1) return [reserves];
     const buckets = new Map<string, PendingReserve[]>();
     for (const r of reserves) {
-      const key = `${r.subject.userId}:${r.subject.tenantId}:${r.ask.tokens}:${r.ask.requests}:${periodsOf(r.at).day}`;
+      const lease = (r.ask as LeaseAsk).need === undefined ? '' : ':lease';
+      const key = `${r.subject.userId}:${r.subject.tenantId}:${r.ask.tokens}:${r.ask.requests}:${periodsOf(r.at).day}${lease}`;
       const b = buckets.get(key);
       if (b === undefined) buckets.set(key, [r]);
       else b.push(r);

@@ -9,8 +9,10 @@
 //
 // Per call: read the proxy token (Authorization: Bearer, x-api-key, x-goog-api-key or ?key=), check
 // its signature (memoised), read the token record, session state, user and tenant standing and the
-// tenant's active stored key for the token's provider in ONE query, reserve quota (one conditional
-// UPDATE for the user's rows, one for the tenant's), decrypt the key (memoised for seconds) and
+// tenant's active stored key for the token's provider in ONE query (cached per instance once a call
+// with it was answered, revocation pushed: services/proxy/call-context-cache.ts), reserve quota (from
+// this instance's lease when SVC_QUOTA_LEASE_REQUESTS is set: services/quota/leases.ts; else one
+// conditional UPDATE for the user's rows, one for the tenant's), decrypt the key (memoised) and
 // stream the call through forwardToProvider. When the response is over the reservation is settled
 // with the tokens read from it, and a call the provider answered (2xx) is queued as one assistant row
 // of daily_messages (services/usage/remote-messages.ts; written off this path, counted nowhere twice).
@@ -163,7 +165,16 @@ export function mountLlmProxy(app: Express, deps: AppDeps): void {
 }
 
 export function llmProxyHandler(deps: AppDeps, app?: Express) {
-  const tokens = proxyTokenService(deps);
+  // A token's call context is cached per instance once a call made with it was answered
+  // (services/proxy/call-context-cache.ts): revocation is pushed to every instance, other changes are
+  // seen within the TTL.
+  const tokens = proxyTokenService({
+    ...deps,
+    contextCache: {
+      max: deps.settings.SVC_PROXY_CONTEXT_CACHE_SIZE,
+      ttlMs: deps.settings.SVC_PROXY_CONTEXT_CACHE_TTL_MS,
+    },
+  });
   const quota = quotaServiceFor(deps);
   const messages = remoteMessagesFor(deps);
   const providerErrors = sessionProviderErrors(deps.database);
@@ -176,9 +187,16 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
   // never writes.
   const overlapReservation = deps.database.dialect === 'postgres';
 
+  // Calls take their request from this instance's quota lease while the quota has room for several
+  // leases (services/quota/leases.ts): no statement before forwarding; exact reservations near a limit.
+  const lease = {
+    requests: deps.settings.SVC_QUOTA_LEASE_REQUESTS,
+    tokens: deps.settings.SVC_QUOTA_LEASE_TOKENS,
+  };
+
   async function reserve(subject: QuotaSubject): Promise<ReserveOutcome> {
     try {
-      const r = await quota.reserve(subject);
+      const r = await quota.reserveCall(subject, lease);
       return r.ok ? { kind: 'ok', reservation: r.reservation } : { kind: 'exceeded', exceeded: r.exceeded };
     } catch (error) {
       deps.logger.error({ err: (error as Error).message }, 'llm-proxy: quota check failed; call refused');
@@ -328,8 +346,9 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
         : undefined;
     let reserved: ReserveOutcome | undefined;
     let ctx: ProxyCallContext | undefined;
+    let readAt: number | undefined;
     try {
-      ctx = await tokens.callContext(claims.jti);
+      ({ ctx, generation: readAt } = await tokens.cachedCallContext(claims));
       reserved = await early;
     } catch (error) {
       release(await early);
@@ -515,6 +534,8 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
         // One assistant response = one request (spec rule 3): the provider answered 2xx, even if the
         // caller left before the end. Anything else gives the reservation back.
         const counted = result.status >= 200 && result.status < 300;
+        // A context read from the database is cached once a call made with it was answered.
+        if (counted && readAt !== undefined) tokens.rememberCallContext(claims, call, readAt);
         if (reservation !== undefined) {
           const where = {
             sessionId: call.sessionId,
