@@ -24,6 +24,23 @@ const flatSchema = z.object({
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('svc'),
+  /**
+   * Security of the connection to the Temporal cluster at TEMPORAL_ADDRESS (the same names as the
+   * `temporal` CLI's environment configuration), honoured by the API's client and the worker alike
+   * (config/temporal-connection.ts). TEMPORAL_TLS unset: TLS is on when any option below is set.
+   * Certificates and the key are read from files; TEMPORAL_API_KEY (Temporal Cloud) is never logged.
+   */
+  TEMPORAL_TLS: z
+    .preprocess(
+      (v) => (typeof v === 'string' ? ['1', 'true', 'yes', 'on'].includes(v.trim().toLowerCase()) : v),
+      z.boolean(),
+    )
+    .optional(),
+  TEMPORAL_TLS_SERVER_CA_CERT_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).max(253).optional(),
+  TEMPORAL_TLS_CLIENT_CERT_PATH: z.string().min(1).optional(),
+  TEMPORAL_TLS_CLIENT_KEY_PATH: z.string().min(1).optional(),
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
   TEMPORAL_CLI_PATH: z.string().optional(),
   SVC_ENCRYPTION_KEY: z.string().optional(),
   SECRET_KEY: z.string().optional(),
@@ -33,6 +50,18 @@ const flatSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Auth session lifetime in hours. */
   SVC_SESSION_LIFETIME_HOURS: z.coerce.number().positive().default(24),
+  /** Per-instance cache of authenticated sessions (db/auth-session-cache.ts): max entries, 0 = off. */
+  SVC_AUTH_SESSION_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+  /** Longest an entry is served without a re-read (the bound if an invalidation is lost). */
+  SVC_AUTH_SESSION_CACHE_TTL_MS: z.coerce.number().int().positive().default(30_000),
+  /** Per-instance cache of the model proxy's call contexts (services/proxy/call-context-cache.ts): max entries, 0 = off. */
+  SVC_PROXY_CONTEXT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
+  /** Longest a call context is served without a re-read (the bound for changes that are not pushed). */
+  SVC_PROXY_CONTEXT_CACHE_TTL_MS: z.coerce.number().int().positive().default(1_000),
+  /** Model-proxy quota leases (services/quota/leases.ts): requests one instance reserves at once; 0 (default) = off. */
+  SVC_QUOTA_LEASE_REQUESTS: z.coerce.number().int().min(0).max(10_000).default(0),
+  /** Tokens a lease reserves; its calls stop taking from it once they used this many. */
+  SVC_QUOTA_LEASE_TOKENS: z.coerce.number().int().min(1).default(50_000),
   /** Express `trust proxy` value: hops or a list of addresses whose X-Forwarded-* are believed. */
   SVC_TRUST_PROXY: z.string().default('loopback'),
   /** Override the embedded Temporal server's ports from temporal-dev.yaml (0 = pick a free port). */
