@@ -55,8 +55,24 @@ export async function startRunnerWorld(
     async close() {
       await mock.close();
       await app.close();
+      exitIfStuck();
     },
   };
+}
+
+/**
+ * One world per test file, closed in its `after`: once it is closed nothing of this file should keep
+ * the process alive. A CI run on PostgreSQL once hung for good after every test of a world-based file
+ * had passed (one timer left, no socket or child). Should that happen again, the file still ends,
+ * keeping its exit code, and says what was left (an unref'd timer: a clean file exits before it).
+ */
+function exitIfStuck(): void {
+  setTimeout(() => {
+    console.error(
+      `# still alive 30 s after the world closed: ${process.getActiveResourcesInfo().join(', ')}`,
+    );
+    process.exit();
+  }, 30_000).unref();
 }
 
 /** A workflow row owned by the world's user, in `status`, and a git worktree for it. */
