@@ -53,9 +53,9 @@ export async function startRunnerWorld(
     tenantId,
     userId: user.id,
     async close() {
+      exitIfStuck(); // armed first: a close that never finishes is caught too
       await mock.close();
       await app.close();
-      exitIfStuck();
     },
   };
 }
@@ -63,16 +63,17 @@ export async function startRunnerWorld(
 /**
  * One world per test file, closed in its `after`: once it is closed nothing of this file should keep
  * the process alive. A CI run on PostgreSQL once hung for good after every test of a world-based file
- * had passed (one timer left, no socket or child). Should that happen again, the file still ends,
- * keeping its exit code, and says what was left (an unref'd timer: a clean file exits before it).
+ * had passed (one timer left, no socket or child). Should that happen again, the file still ends 60 s
+ * after its close began, keeping its exit code, and says what was left (an unref'd timer: a clean
+ * file exits long before it).
  */
 function exitIfStuck(): void {
   setTimeout(() => {
     console.error(
-      `# still alive 30 s after the world closed: ${process.getActiveResourcesInfo().join(', ')}`,
+      `# still alive 60 s after the world began closing: ${process.getActiveResourcesInfo().join(', ')}`,
     );
     process.exit();
-  }, 30_000).unref();
+  }, 60_000).unref();
 }
 
 /** A workflow row owned by the world's user, in `status`, and a git worktree for it. */
