@@ -279,19 +279,19 @@ describe('transient Git errors: short retries in the phase, failed at the limit'
       mkdirSync(path.dirname(lockOf(id)), { recursive: true });
       writeFileSync(lockOf(id), '');
     }
+    // One after the other: b's failing preparations write the shared bare repository (worktree admin
+    // dirs), which a's Git-metadata integrity check would rightly see if they overlapped a's agent run.
     await world.start(a!.workflowId);
-    await world.start(b!.workflowId);
     // a's lock goes away once its preparation has failed at least once (a fixed wait raced a slow
-    // start under load); b's stays.
+    // start under load).
     await waitUntil(() => preparationRetrying(a!.workflowId), 60_000, "a's preparation failing once");
     rmSync(lockOf(a!.workflowId));
-    const [ra, rb] = await Promise.all(
-      [a!.workflowId, b!.workflowId].map((id) =>
-        world.waitFor(id, (r) => ENDS.includes(r.status), 'an end', 150_000),
-      ),
-    );
+    const ra = await world.waitFor(a!.workflowId, (r) => ENDS.includes(r.status), 'an end', 150_000);
     assert.equal(ra.status, 'completed', `${ra.error}`);
     assert.ok((await prepareAttempts(a!.workflowId)) > 1, 'the preparation was retried');
+    // b's lock stays: five attempts, then failed.
+    await world.start(b!.workflowId);
+    const rb = await world.waitFor(b!.workflowId, (r) => ENDS.includes(r.status), 'an end', 150_000);
     assert.equal(rb.status, 'failed');
     assert.match(rb.error ?? '', /lock/);
     assert.equal(await prepareAttempts(b!.workflowId), 5, 'five attempts, then failed');
