@@ -12,7 +12,7 @@ import {
   verifyProxyTokenSignature,
 } from '../domain/crypto/proxy-token.ts';
 import { tenantRefusal } from '../domain/tenants.ts';
-import { invalidateProxyContexts, proxyContextCache } from './proxy/call-context-cache.ts';
+import { contextFacts, invalidateProxyContexts, proxyContextCache } from './proxy/call-context-cache.ts';
 import { type KeySettings, proxyTokenSecret } from './secrets.ts';
 
 export type ProxyTokenRefusal =
@@ -171,7 +171,7 @@ export function proxyTokenService(deps: {
      */
     rememberCallContext(claims: ProxyTokenClaims, ctx: ProxyCallContext, generation: number): void {
       if (contexts !== undefined && proxyCallRefusal(claims, ctx, deps.now()) === null)
-        contexts.set(claims.jti, ctx, generation);
+        contexts.set(claims.jti, ctx, contextFacts(ctx), generation);
     },
     /** Resolves once the call-context cache is in use (PostgreSQL: after its LISTEN connected). */
     contextCacheReady: (): Promise<void> => contexts?.ready() ?? Promise.resolve(),

@@ -150,7 +150,7 @@ export async function resolveSession(deps: AppDeps, req: Request): Promise<Sessi
   cache.set(
     tokenHash,
     { resolution, expiresAt: p.expiresAt.getTime(), templates },
-    { sessionId: p.sessionId, userId: p.user.id, tenantId: p.user.tenantId },
+    { authSessionId: p.sessionId, userId: p.user.id, tenantId: p.user.tenantId },
     generation,
   );
   return resolution;

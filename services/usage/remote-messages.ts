@@ -81,20 +81,24 @@ export interface RemotePrompt extends RemoteSessionRef {
 
 let lastMs = 0;
 let seq = 0;
+/** 64 random bits drawn once per process: (milliseconds, sequence) is unique within it. */
+const PROCESS_SUFFIX = randomBytes(8).toString('hex');
 
 /**
  * A message id for a proxied call: time-ordered (milliseconds and a per-process sequence, base 36),
- * then 64 random bits so ids of several API instances never collide. Time order keeps the inserts
- * into daily_messages' natural-key index on its right edge; random UUIDs spread them over the whole
- * index (measured on SQLite: 53 against 36 us of CPU per row at 50k rows, and worse as it grows).
+ * then 64 random bits drawn once per process, so ids of several API instances never collide (the
+ * pair before it never repeats within a process: a clock that steps back keeps counting on the last
+ * millisecond seen). Time order keeps the inserts into daily_messages' natural-key index on its right
+ * edge; random UUIDs spread them over the whole index (measured on SQLite: 53 against 36 us of CPU per
+ * row at 50k rows, and worse as it grows). No random draw per call (bench/proxy: ~3 us each).
  */
 export function callMessageId(now: number): string {
-  if (now === lastMs) seq += 1;
+  if (now <= lastMs) seq += 1;
   else {
     lastMs = now;
     seq = 0;
   }
-  return `${now.toString(36).padStart(9, '0')}-${seq.toString(36).padStart(4, '0')}-${randomBytes(8).toString('hex')}`;
+  return `${lastMs.toString(36).padStart(9, '0')}-${seq.toString(36).padStart(4, '0')}-${PROCESS_SUFFIX}`;
 }
 
 const cut = (v: string | null | undefined, max: number): string | null =>

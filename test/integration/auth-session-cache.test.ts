@@ -316,7 +316,7 @@ test('a dropped LISTEN connection clears the cache and stops caching until it is
   const clears = cache.stats().clears;
   const killed = await b.database.sql.query<{ ok: unknown }>(
     `SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
-      WHERE datname = current_database() AND query = 'LISTEN svc_auth_sessions'`,
+      WHERE datname = current_database() AND query = 'LISTEN svc_cache_invalidations'`,
   );
   assert.ok(killed.length >= 1, 'found the LISTEN connections');
   const t0 = Date.now();

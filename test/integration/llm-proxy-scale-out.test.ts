@@ -6,6 +6,9 @@
 //   - Two instances with quota leases sharing one user's request quota never let more calls through
 //     than the quota, and return everything they leased (nothing stays reserved).
 //   - A refusal is never cached; a lowered quota is exact again once no lease is held.
+//   - The proxy cache shares its invalidation with the session cache (db/invalidated-cache.ts): a
+//     user deactivated or given another role and a tenant suspended through A's admin API drop B's
+//     cached contexts of that user / tenant within 100 ms (SQLite: A and B are one instance, at once).
 // Cross-instance parts need PostgreSQL; the single-instance parts run on both databases.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -43,51 +46,74 @@ let mock: MockProvider;
 let tenantId: number;
 const tokensSeen: string[] = [];
 
+const STORED_KEY = 'sk-real-scale-out-7e6d5c4b';
+
+/** A tenant with its own stored openai key pointing at the mock. */
+async function tenantWithKey(): Promise<number> {
+  const id = await createTenant(a, admin);
+  const r = await api(a.url, 'POST', '/api/remote/api-keys', {
+    auth: admin,
+    body: {
+      provider: 'openai',
+      key_name: 'k',
+      api_key: STORED_KEY,
+      base_url: `${mock.url}/v1`,
+      tenant_id: id,
+    },
+  });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return id;
+}
+
 before(async () => {
   testDb = await createTestDatabase();
   a = await startTestApp({ testDb, env: ENV });
   b = usingPostgres() ? await startTestApp({ testDb, env: ENV, migrate: false }) : a;
   admin = await login(a.url, ADMIN.username, ADMIN.password);
   mock = await startMockProvider();
-  tenantId = await createTenant(a, admin);
-  const r = await api(a.url, 'POST', '/api/remote/api-keys', {
-    auth: admin,
-    body: {
-      provider: 'openai',
-      key_name: 'k',
-      api_key: 'sk-real-scale-out-7e6d5c4b',
-      base_url: `${mock.url}/v1`,
-      tenant_id: tenantId,
-    },
-  });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
+  tenantId = await tenantWithKey();
 });
 after(async () => {
+  const sorted = [...delays].sort((x, y) => x - y).map((ms) => ms.toFixed(1));
+  console.log(
+    `llm-proxy-scale-out: ${b === a ? 'in-process (SQLite)' : 'cross-instance (PostgreSQL)'} invalidation delays ms: ${sorted.join(', ')}`,
+  );
   await mock?.close();
   if (b !== a) await b?.close();
   await a?.close();
   await testDb?.drop();
 });
 
-async function newSession(quotas: { dailyRequestQuota?: number } = {}) {
+async function newSession(quotas: { dailyRequestQuota?: number } = {}, tenant = tenantId) {
   const { db, t } = a.database;
   const [user] = await db
     .insert(t.users)
-    .values({ username: uniqueName('lease-user'), passwordHash: 'x', role: 'user', tenantId, ...quotas })
+    .values({
+      username: uniqueName('lease-user'),
+      passwordHash: 'x',
+      role: 'user',
+      tenantId: tenant,
+      ...quotas,
+    })
     .returning({ id: t.users.id });
   const sessionId = randomUUID();
   await db.insert(t.agentSessions).values({
     sessionId,
-    tenantId,
+    tenantId: tenant,
     toolName: 'cli_alpha',
     hostName: 'm',
     userId: user!.id,
     status: 'active',
     workspaceType: 'remote',
   });
-  const { token } = await tokens(a).issue({ sessionId, userId: user!.id, tenantId, provider: 'openai' });
+  const { token, jti } = await tokens(a).issue({
+    sessionId,
+    userId: user!.id,
+    tenantId: tenant,
+    provider: 'openai',
+  });
   tokensSeen.push(token);
-  return { sessionId, userId: user!.id, token };
+  return { sessionId, userId: user!.id, token, jti };
 }
 
 const tokens = (app: TestApp) =>
@@ -234,7 +260,108 @@ test('without room for several leases every call reserves exactly (a small quota
   assert.equal(row.requestsReserved, 0);
 });
 
-test('no proxy token in any log line of either instance', () => {
+/** Every measured refusal / drop delay on B (printed at the end: the figures behind the 100 ms bound). */
+const delays: number[] = [];
+
+/** Makes B cache the session's context and proves the next call is served from it. */
+async function cachedOnB(s: { token: string; jti: string }) {
+  await cacheOf(b).ready();
+  assert.equal((await call(b, s.token)).status, 200);
+  const hits = cacheOf(b).stats().hits;
+  assert.equal((await call(b, s.token)).status, 200);
+  assert.equal(cacheOf(b).stats().hits, hits + 1, 'B serves the context from its cache');
+}
+
+/** Milliseconds from `since` until B no longer holds the jti's context (fails after 1 s). */
+async function droppedOnB(jti: string, since: number): Promise<number> {
+  for (;;) {
+    if (cacheOf(b).get(jti) === undefined) {
+      delays.push(performance.now() - since);
+      return delays.at(-1)!;
+    }
+    assert.ok(performance.now() - since < 1000, 'B still holds the context after 1 s');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+/** Milliseconds from `since` until a call on B is refused with `status` (200s before it; fails after 1 s). */
+async function refusedOnB(token: string, since: number, status: number, message: RegExp): Promise<number> {
+  for (;;) {
+    const r = await call(b, token);
+    if (r.status === status) {
+      assert.match(r.body.error.message, message);
+      delays.push(performance.now() - since);
+      return delays.at(-1)!;
+    }
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.ok(performance.now() - since < 1000, 'B still serves the call after 1 s');
+  }
+}
+
+test('a user deactivated on A is refused by the proxy on B within 100 ms', async () => {
+  const s = await newSession();
+  await cachedOnB(s);
+  const r = await api(a.url, 'PUT', `/api/admin/users/${s.userId}`, {
+    auth: admin,
+    body: { is_active: false },
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  const ms = await refusedOnB(s.token, performance.now(), 403, /disabled/);
+  assert.ok(ms <= 100, `refused after ${ms.toFixed(1)} ms`);
+  // A refusal is never cached: reactivated, the token works again at once.
+  const back = await api(a.url, 'PUT', `/api/admin/users/${s.userId}`, {
+    auth: admin,
+    body: { is_active: true },
+  });
+  assert.equal(back.status, 200, JSON.stringify(back.body));
+  assert.equal((await call(b, s.token)).status, 200);
+});
+
+test("a role change on A drops the user's cached contexts on B within 100 ms (other users keep theirs)", async () => {
+  const s = await newSession();
+  const other = await newSession();
+  await cachedOnB(s);
+  await cachedOnB(other);
+  const r = await api(a.url, 'PUT', `/api/admin/users/${s.userId}`, {
+    auth: admin,
+    body: { role: 'readonly' },
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  const ms = await droppedOnB(s.jti, performance.now());
+  assert.ok(ms <= 100, `dropped after ${ms.toFixed(1)} ms`);
+  assert.ok(cacheOf(b).get(other.jti), "another user's context stays");
+  // The token itself stays good (a role does not govern proxy calls); it is read again and cached.
+  assert.equal((await call(b, s.token)).status, 200);
+});
+
+test('a tenant suspended on A refuses its tokens on B within 100 ms; other tenants keep their contexts', async () => {
+  const suspended = await tenantWithKey();
+  const s = await newSession({}, suspended);
+  const other = await newSession();
+  await cachedOnB(s);
+  await cachedOnB(other);
+  assert.equal((await api(a.url, 'POST', `/api/tenants/${suspended}/suspend`, { auth: admin })).status, 200);
+  const ms = await refusedOnB(s.token, performance.now(), 403, /tenant/);
+  assert.ok(ms <= 100, `refused after ${ms.toFixed(1)} ms`);
+  assert.ok(cacheOf(b).get(other.jti), "another tenant's context stays");
+  assert.equal((await api(a.url, 'POST', `/api/tenants/${suspended}/activate`, { auth: admin })).status, 200);
+  assert.equal((await call(b, s.token)).status, 200);
+});
+
+test('control: a raw write that skips the invalidation is still served from the cache (the cache is real)', async () => {
+  const s = await newSession();
+  await cachedOnB(s);
+  await a.database.sql.query('UPDATE users SET is_active = ? WHERE id = ?', [false, s.userId]);
+  assert.equal((await call(b, s.token)).status, 200, 'served from the cache: the TTL is the bound');
+  await invalidateProxyContexts(a.database, { userId: s.userId });
+  const ms = await refusedOnB(s.token, performance.now(), 403, /disabled/);
+  assert.ok(ms <= 100, `refused after ${ms.toFixed(1)} ms`);
+});
+
+test('no proxy token or stored key in any log line of either instance', () => {
   for (const app of b === a ? [a] : [a, b])
-    for (const line of app.logs) for (const t of tokensSeen) assert.ok(!line.includes(t), 'token logged');
+    for (const line of app.logs) {
+      for (const t of tokensSeen) assert.ok(!line.includes(t), 'token logged');
+      assert.ok(!line.includes(STORED_KEY), 'stored key logged');
+    }
 });

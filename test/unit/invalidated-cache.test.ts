@@ -1,12 +1,15 @@
-// The session cache's own rules (db/auth-session-cache.ts), without a database: a read that raced an
-// invalidation is never stored, invalidations drop exactly their scope, the LRU bound and the TTL
-// hold, and a cache that needs a LISTEN connection caches nothing without one.
+// The invalidated cache's own rules (db/invalidated-cache.ts: the session cache and the proxy's
+// call-context cache are both one of it), without a database: a read that raced an invalidation is
+// never stored, invalidations drop exactly their scope (login session, remote session, user, tenant,
+// all), the LRU bound and the TTL hold, and a cache that needs a LISTEN connection caches nothing
+// without one.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AuthSessionCache } from '../../db/auth-session-cache.ts';
+import { InvalidatedCache as AuthSessionCache } from '../../db/invalidated-cache.ts';
 
 const facts = (sessionId: number, userId: number, tenantId: number | null) => ({
-  sessionId,
+  authSessionId: sessionId,
+  remoteSessionId: `r${sessionId}`,
   userId,
   tenantId,
 });
@@ -33,8 +36,15 @@ test('invalidations drop exactly their scope: one session, one user, one tenant,
   };
   const present = () => ['s1', 's2', 's3', 's4', 's5'].filter((k) => c.get(k) !== undefined);
   fill();
-  c.drop({ sessionId: 2 });
+  c.drop({ authSessionId: 2 });
   assert.deepEqual(present(), ['s1', 's3', 's4', 's5']);
+  fill();
+  c.drop({ remoteSessionId: 'r3' });
+  assert.deepEqual(present(), ['s1', 's2', 's4', 's5']);
+  fill();
+  c.drop({ remoteSessionId: '2' }); // never equal to a login session's number
+  c.drop({ authSessionId: 99 });
+  assert.deepEqual(present(), ['s1', 's2', 's3', 's4', 's5']);
   fill();
   c.drop({ userId: 10 });
   assert.deepEqual(present(), ['s3', 's4', 's5']);
