@@ -106,7 +106,7 @@ export const OUTSIDE_ROUTER: { method: string; path: string; spec: AnySpec }[] =
         tags: ['remote'],
         auth: ['proxyToken'] as AuthScheme[],
         responses: { 200: 'The provider answer, streamed as the provider sends it' },
-        errors: [401, 403, 429, 503],
+        errors: [400, 401, 403, 404, 405, 429, 503],
       } satisfies AnySpec,
     })),
   ),
@@ -151,6 +151,13 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
     return { 'x-unrepresentable': (error as Error).message };
   }
 }
+
+/** The model proxy answers errors in the providers' shape: {error: {message, type}} (spec document 1, Errors). */
+const PROXY_ERROR_REF = { $ref: '#/components/schemas/ProxyError' };
+const proxyErrorResponse = (status: number): Json => ({
+  description: STATUS_TEXT[status]?.[1] ?? `Error ${status}`,
+  content: { 'application/json': { schema: PROXY_ERROR_REF } },
+});
 
 const errorResponse = (status: number): Json =>
   STATUS_TEXT[status]
@@ -222,7 +229,8 @@ export function buildOpenApiDocument(app: Application, opts: OpenApiOptions): Js
           parameters.push({ name, in: 'query', required: required.has(name), schema });
       }
       const statuses = new Set<number>(declared?.errors ?? []);
-      if (!declared || declared.params || declared.query || declared.body) statuses.add(400);
+      if (!declared || declared.params || declared.query || declared.body || declared.selfParsedBody)
+        statuses.add(400);
       if (auth.length) statuses.add(401);
       if (auth.includes('session') || guards.requirement) statuses.add(403);
       if (variant.params.length || !declared) statuses.add(404);
@@ -237,7 +245,14 @@ export function buildOpenApiDocument(app: Application, opts: OpenApiOptions): Js
                 description: 'Success',
                 content: { 'application/json': { schema: jsonSchema(r, 'output') } },
               };
-      for (const s of [...statuses].sort()) responses[String(s)] ??= errorResponse(s);
+      for (const [status, types] of Object.entries(declared?.alsoAnswers ?? {})) {
+        const r: Json = (responses[status] as Json | undefined) ?? { description: 'Success' };
+        const content: Json = (r.content as Json | undefined) ?? {};
+        for (const type of types) content[type] = { schema: { type: 'string' } };
+        responses[status] = { ...r, content };
+      }
+      for (const s of [...statuses].sort())
+        responses[String(s)] ??= outsideRouter ? proxyErrorResponse(s) : errorResponse(s);
       for (const m of methods) {
         const op: Json = {
           operationId: operationId(m, variant.template, usedIds),
@@ -257,7 +272,18 @@ export function buildOpenApiDocument(app: Application, opts: OpenApiOptions): Js
           const schema = jsonSchema(declared.body, 'input');
           // An absent body is read as {} (parseInput): required only when some field is.
           const required = Array.isArray(schema.required) && schema.required.length > 0;
-          op.requestBody = { required, content: { 'application/json': { schema } } };
+          const content: Json = {};
+          for (const type of declared.bodyMediaTypes ?? ['application/json']) content[type] = { schema };
+          op.requestBody = { required, content };
+        } else if (declared?.selfParsedBody) {
+          const content: Json = {};
+          for (const [type, s] of Object.entries(declared.selfParsedBody.content))
+            content[type] = { schema: jsonSchema(s, 'input') };
+          op.requestBody = {
+            required: declared.selfParsedBody.required ?? true,
+            description: declared.selfParsedBody.description,
+            content,
+          };
         }
         item[m.toLowerCase()] = op;
       }
@@ -280,6 +306,20 @@ export function buildOpenApiDocument(app: Application, opts: OpenApiOptions): Js
     paths: sortedPaths,
     components: {
       schemas: {
+        ProxyError: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['message', 'type'],
+              properties: { message: { type: 'string' }, type: { type: 'string' } },
+              additionalProperties: true,
+            },
+          },
+          additionalProperties: true,
+          description: 'Errors of the model proxy, in the shape the provider SDKs read',
+        },
         Error: {
           type: 'object',
           required: ['error'],

@@ -27,8 +27,18 @@ export interface EndpointSpec<P extends z.ZodType, Q extends z.ZodType, B extend
   params?: P;
   query?: Q;
   body?: B;
+  /** The media types `body` arrives as (default application/json), e.g. a form for a SAML ACS. */
+  bodyMediaTypes?: string[];
+  /**
+   * A body the handler reads itself (a stream; rows judged one by one; a domain parser that picks
+   * one of several zod schemas): documented here from the schemas that validate it, never parsed by
+   * `body(req)`. Its description says what validates it.
+   */
+  selfParsedBody?: { content: Record<string, z.ZodType>; description: string; required?: boolean };
   /** Success answers: status -> the body's schema, or a description for non-JSON answers. */
   responses?: Record<number, z.ZodType | string>;
+  /** Other media types a success status also answers in, as text (e.g. text/csv when format=csv). */
+  alsoAnswers?: Record<number, string[]>;
   /** Error statuses this endpoint answers beyond those implied by its inputs and guards. */
   errors?: number[];
   /** Overrides the authentication read from the route's guards ('public': none). */

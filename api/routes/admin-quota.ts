@@ -11,14 +11,23 @@ import { quotaServiceFor } from '../../services/quota.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
+import { count, day } from '../openapi/shapes.ts';
 import { allStatusView, quotaGuarded } from './quota.ts';
+import { userQuotaAnswer } from './quota-answers.ts';
 
 const usageQuery = z.object({
   date: z.string().refine(isCalendarDate, 'must be a date YYYY-MM-DD').optional(),
 });
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getAdminQuotaUsage = endpoint({ tags: ['admin-quota'], query: usageQuery });
+const getAdminQuotaUsage = endpoint({
+  tags: ['admin-quota'],
+  query: usageQuery,
+  responses: {
+    200: z.looseObject({ date: day, month: day, users: z.array(userQuotaAnswer), total: count }),
+  },
+  errors: [503],
+});
 
 export function adminQuotaRouter(deps: AppDeps): Router {
   const r = Router();

@@ -11,6 +11,7 @@ import { BadRequestError, ForbiddenError, NotFoundError } from '../../domain/err
 import { passwordPolicy, passwordProblem } from '../../domain/password-policy.ts';
 import { hashPassword } from '../../domain/passwords.ts';
 import { ROLES } from '../../domain/permissions.ts';
+import { MAX_USER_TOKEN_QUOTA_MILLIONS } from '../../domain/quota.ts';
 import { parseTenantIdParam, readScope } from '../../domain/tenant-scope.ts';
 import { DEFAULT_TENANT_ID } from '../../domain/tenants.ts';
 import { securitySettings } from '../access-caches.ts';
@@ -32,6 +33,8 @@ const email = z
 const role = z.enum(ROLES);
 const tenantIdField = z.union([z.number(), z.string()]).nullish();
 const quotaValue = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional();
+// Token quotas are in millions: at most what stays an exact integer once multiplied (domain/quota.ts).
+const tokenQuotaValue = z.number().int().min(0).max(MAX_USER_TOKEN_QUOTA_MILLIONS).nullable().optional();
 
 const createBody = z.object({
   username,
@@ -56,8 +59,8 @@ const updateBody = z
 const passwordBody = z.object({ password: z.string().min(1), must_change_password: z.boolean().optional() });
 const quotaBody = z
   .object({
-    daily_token_quota: quotaValue,
-    monthly_token_quota: quotaValue,
+    daily_token_quota: tokenQuotaValue,
+    monthly_token_quota: tokenQuotaValue,
     daily_request_quota: quotaValue,
     monthly_request_quota: quotaValue,
   })

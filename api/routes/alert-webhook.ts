@@ -26,9 +26,23 @@ const putBody = z.object({ webhook_url: z.string().min(1).max(MAX_WEBHOOK_URL_LE
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
 const tags = ['alerts'];
-const readWebhook = endpoint({ tags, summary: "The caller's robot webhook (its secret never shown)" });
-const saveWebhook = endpoint({ tags, summary: "Set the caller's robot webhook URL", body: putBody });
-const clearWebhook = endpoint({ tags, summary: "Remove the caller's robot webhook" });
+const webhookAnswer = { 200: z.looseObject({ webhook_url: z.string().nullable(), has_secret: z.boolean() }) };
+const readWebhook = endpoint({
+  tags,
+  summary: "The caller's robot webhook (its secret never shown)",
+  responses: webhookAnswer,
+});
+const saveWebhook = endpoint({
+  tags,
+  summary: "Set the caller's robot webhook URL",
+  body: putBody,
+  responses: webhookAnswer,
+});
+const clearWebhook = endpoint({
+  tags,
+  summary: "Remove the caller's robot webhook",
+  responses: webhookAnswer,
+});
 
 export function alertWebhookRouter(deps: AppDeps) {
   const r = Router();

@@ -17,6 +17,7 @@ import type { AppDeps } from '../deps.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
+import { count, nullableInt } from '../openapi/shapes.ts';
 
 export const DEFAULT_ALERT_PAGE_SIZE = 50;
 
@@ -45,14 +46,53 @@ const lastEventId = z.object({
 });
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getAlerts = endpoint({ tags: ['alerts'], query: listQuery });
-const getAlertsUnreadCount = endpoint({ tags: ['alerts'] });
-const getAlertsPreferences = endpoint({ tags: ['alerts'] });
-const putAlertsPreferences = endpoint({ tags: ['alerts'], body: preferencesBody });
-const postAlertsReadAll = endpoint({ tags: ['alerts'] });
-const getAlertsStream = endpoint({ tags: ['alerts'] });
-const postAlertsIdRead = endpoint({ tags: ['alerts'], params: alertIdParam });
-const deleteAlertsId = endpoint({ tags: ['alerts'], params: alertIdParam });
+const alertAnswer = z.looseObject({
+  id: count,
+  alert_id: z.string(),
+  alert_type: z.string().nullable(),
+  severity: z.string(),
+  title: z.string(),
+  message: z.string().nullable(),
+  user_id: nullableInt,
+  tenant_id: nullableInt,
+  read: z.boolean(),
+  created_at: z.string(),
+});
+const preferencesAnswer = z.looseObject({
+  email_enabled: z.boolean(),
+  push_enabled: z.boolean(),
+  min_severity: z.string(),
+  webhook_url: z.string().nullable(),
+  has_secret: z.boolean(),
+});
+const alertDone = z.looseObject({ success: z.literal(true), alert_id: z.string() });
+const getAlerts = endpoint({
+  tags: ['alerts'],
+  query: listQuery,
+  responses: {
+    200: z.looseObject({ alerts: z.array(alertAnswer), total: count, limit: count, offset: count }),
+  },
+});
+const getAlertsUnreadCount = endpoint({
+  tags: ['alerts'],
+  responses: { 200: z.looseObject({ unread_count: count }) },
+});
+const getAlertsPreferences = endpoint({ tags: ['alerts'], responses: { 200: preferencesAnswer } });
+const putAlertsPreferences = endpoint({
+  tags: ['alerts'],
+  body: preferencesBody,
+  responses: { 200: preferencesAnswer },
+});
+const postAlertsReadAll = endpoint({
+  tags: ['alerts'],
+  responses: { 200: z.looseObject({ success: z.literal(true), marked: count }) },
+});
+const getAlertsStream = endpoint({
+  tags: ['alerts'],
+  responses: { 200: 'Server-sent events (text/event-stream): one `alert` event per new alert' },
+});
+const postAlertsIdRead = endpoint({ tags: ['alerts'], params: alertIdParam, responses: { 200: alertDone } });
+const deleteAlertsId = endpoint({ tags: ['alerts'], params: alertIdParam, responses: { 200: alertDone } });
 
 export function alertsRouter(deps: AppDeps) {
   const r = Router();

@@ -89,10 +89,55 @@ const keyIdOf = (raw: unknown): number | null =>
     : null;
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const putKey = endpoint({ tags: ['api-keys'], summary: 'Update a tenant API key', body: updateBody });
-const deleteKey = endpoint({ tags: ['api-keys'], summary: 'Delete a tenant API key' });
-const listKeys = endpoint({ tags: ['api-keys'] });
-const createKey = endpoint({ tags: ['api-keys'], body: createBody });
+const tenantKeyAnswer = z.looseObject({
+  id: z.number().int(),
+  tenant_id: z.number().int().nullable(),
+  provider: z.string(),
+  key_name: z.string(),
+  masked_key: z.string(),
+  base_url: z.string().nullable(),
+  is_active: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+const keyAnswer = z.looseObject({ success: z.literal(true), key: tenantKeyAnswer });
+// The target tenant comes from `tenant_id` in the query or the body (suppliedTenantId): required for a
+// system administrator, and a 400 when it names no tenant.
+const TARGET = 'A system administrator names the tenant with `tenant_id` (query or body).';
+const putKey = endpoint({
+  tags: ['api-keys'],
+  summary: 'Update a tenant API key',
+  description: TARGET,
+  body: updateBody,
+  responses: { 200: keyAnswer },
+});
+const deleteKey = endpoint({
+  tags: ['api-keys'],
+  summary: 'Delete a tenant API key',
+  description: TARGET,
+  errors: [400],
+  responses: { 200: z.looseObject({ success: z.literal(true) }) },
+});
+const listKeys = endpoint({
+  tags: ['api-keys'],
+  summary: "A tenant's API keys (masked)",
+  description: TARGET,
+  errors: [400],
+  responses: {
+    200: z.looseObject({
+      success: z.literal(true),
+      tenant_id: z.number().int(),
+      keys: z.array(tenantKeyAnswer),
+    }),
+  },
+});
+const createKey = endpoint({
+  tags: ['api-keys'],
+  summary: 'Store a tenant API key (encrypted at rest)',
+  description: TARGET,
+  body: createBody,
+  responses: { 201: keyAnswer },
+});
 
 export function apiKeysRouter(deps: AppDeps): Router {
   const r = Router();

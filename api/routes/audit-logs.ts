@@ -97,16 +97,70 @@ const CSV_COLUMNS = [
 ] as const;
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
+const ns = z.string().nullable();
+const ni = z.number().int().nullable();
+const auditRecord = z.looseObject({
+  id: z.number().int(),
+  timestamp: z.string(),
+  user_id: ni,
+  tenant_id: ni,
+  username: ns,
+  action: z.string(),
+  severity: z.string(),
+  resource_type: ns,
+  resource_id: ns,
+  details: z.unknown(),
+  ip_address: ns,
+  success: z.boolean(),
+  request_id: ns,
+  target_tenant_id: ni,
+});
 const listLogs = endpoint({
   tags: ['audit-logs'],
   summary: "Audit records in the caller's scope",
   query: listQuery,
+  responses: {
+    200: z.looseObject({
+      logs: z.array(auditRecord),
+      total: z.number().int(),
+      limit: z.number().int(),
+      offset: z.number().int(),
+    }),
+  },
 });
-const getAuditLogsExport = endpoint({ tags: ['audit-logs'], query: exportQuery });
+const getAuditLogsExport = endpoint({
+  tags: ['audit-logs'],
+  description: 'format=csv answers text/csv with the same columns.',
+  query: exportQuery,
+  alsoAnswers: { 200: ['text/csv'] },
+  responses: {
+    200: z.looseObject({
+      logs: z.array(auditRecord),
+      count: z.number().int(),
+      exported_at: z.string(),
+      truncated: z.boolean(),
+    }),
+  },
+});
 const getAuditUserIdActivity = endpoint({
   tags: ['audit-logs'],
   params: z.object({ user_id: z.coerce.number().int().positive() }),
   query: activityQuery,
+  responses: {
+    200: z.looseObject({
+      user_id: z.number().int(),
+      username: ns,
+      days: z.number().int(),
+      start: z.string(),
+      end: z.string(),
+      total_actions: z.number().int(),
+      failed_actions: z.number().int(),
+      by_action: z.record(z.string(), z.number()),
+      by_day: z.array(z.looseObject({ date: z.string(), count: z.number().int() })),
+      last_activity: ns,
+      recent: z.array(auditRecord),
+    }),
+  },
 });
 
 /** RFC 4180 quoting; cells a spreadsheet would run as a formula get a leading apostrophe. */

@@ -74,20 +74,115 @@ const getUserProfile = endpoint({
   tags: ['compliance'],
   params: z.object({ user_id: z.coerce.number('must be an integer').int().positive() }),
   query: z.object({ days }),
+  responses: {
+    200: z.looseObject({
+      user_id: z.number().int(),
+      username: z.string(),
+      role: z.string(),
+      tenant_id: z.number().int().nullable(),
+      days: z.number().int(),
+      total_events: z.number().int(),
+      by_day: z.array(z.looseObject({ date: z.string(), count: z.number().int() })),
+    }),
+  },
 });
-const getComplianceReports = endpoint({ tags: ['compliance'] });
-const postComplianceReports = endpoint({ tags: ['compliance'], body: generateBody });
-const getComplianceReportsSaved = endpoint({ tags: ['compliance'], query: savedQuery });
+const retentionRule = z.looseObject({
+  tenant_id: z.number().int(),
+  audit_log_retention_days: z.number().int(),
+  data_retention_days: z.number().int(),
+});
+const savedReport = z.looseObject({ report_id: z.string(), created_at: z.string(), summary: z.unknown() });
+const getComplianceReports = endpoint({
+  tags: ['compliance'],
+  responses: {
+    200: z.looseObject({
+      report_types: z.array(z.looseObject({ type: z.string(), name: z.string() })),
+      formats: z.array(z.string()),
+      max_period_days: z.number().int(),
+    }),
+  },
+});
+const postComplianceReports = endpoint({
+  tags: ['compliance'],
+  description: 'format=csv answers text/csv (report id in X-Report-Id).',
+  body: generateBody,
+  alsoAnswers: { 201: ['text/csv'] },
+  responses: {
+    201: z.looseObject({ report_id: z.string(), summary: z.unknown(), rows: z.array(z.unknown()) }),
+  },
+});
+const getComplianceReportsSaved = endpoint({
+  tags: ['compliance'],
+  query: savedQuery,
+  responses: {
+    200: z.looseObject({ reports: z.array(savedReport), limit: z.number().int(), offset: z.number().int() }),
+  },
+});
 const getComplianceReportsId = endpoint({
   tags: ['compliance'],
   params: z.object({ report_id: z.string().min(1).max(64) }),
+  responses: { 200: savedReport.extend({ content: z.unknown() }) },
 });
-const getComplianceAuditPatterns = endpoint({ tags: ['compliance'], query: windowQuery });
-const getComplianceAuditAnomalies = endpoint({ tags: ['compliance'], query: anomalyQuery });
-const getComplianceAuditSecurityScore = endpoint({ tags: ['compliance'], query: z.object(tenantParam) });
-const getComplianceRetentionRules = endpoint({ tags: ['compliance'], query: z.object(tenantParam) });
-const putComplianceRetentionRules = endpoint({ tags: ['compliance'], body: rulesBody });
-const postComplianceRetentionCleanup = endpoint({ tags: ['compliance'], query: cleanupQuery });
+const auditWindow = { days: z.number().int(), start: z.string(), end: z.string(), truncated: z.boolean() };
+const getComplianceAuditPatterns = endpoint({
+  tags: ['compliance'],
+  query: windowQuery,
+  responses: {
+    200: z.looseObject({
+      ...auditWindow,
+      total_events: z.number().int(),
+      failed_events: z.number().int(),
+      by_hour: z.array(z.looseObject({ hour: z.number().int(), count: z.number().int() })),
+      by_day: z.array(z.looseObject({ date: z.string(), count: z.number().int() })),
+      top_actors: z.array(z.looseObject({})),
+      by_action: z.array(z.looseObject({ action: z.string() })),
+    }),
+  },
+});
+const getComplianceAuditAnomalies = endpoint({
+  tags: ['compliance'],
+  query: anomalyQuery,
+  responses: {
+    200: z.looseObject({
+      ...auditWindow,
+      method: z.string(),
+      threshold: z.number(),
+      median: z.number().nullable(),
+      mad: z.number().nullable(),
+      anomalies: z.array(z.looseObject({})),
+    }),
+  },
+});
+const getComplianceAuditSecurityScore = endpoint({
+  tags: ['compliance'],
+  query: z.object(tenantParam),
+  responses: {
+    200: z.looseObject({
+      tenant_id: z.number().int().nullable(),
+      score: z.number(),
+      weights: z.record(z.string(), z.number()),
+      formula: z.string(),
+      components: z.array(z.looseObject({ name: z.string() })),
+      signals: z.looseObject({}),
+      generated_at: z.string(),
+    }),
+  },
+});
+const getComplianceRetentionRules = endpoint({
+  tags: ['compliance'],
+  query: z.object(tenantParam),
+  responses: { 200: z.looseObject({ rules: z.array(retentionRule), limits: z.looseObject({}) }) },
+});
+const putComplianceRetentionRules = endpoint({
+  tags: ['compliance'],
+  body: rulesBody,
+  responses: { 200: retentionRule },
+});
+const postComplianceRetentionCleanup = endpoint({
+  tags: ['compliance'],
+  query: cleanupQuery,
+  responses: { 200: z.looseObject({ dry_run: z.boolean() }) },
+});
 
 export function complianceRouter(deps: AppDeps): Router {
   const r = Router();

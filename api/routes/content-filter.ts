@@ -104,12 +104,55 @@ function checkPattern(type: 'keyword' | 'regex', pattern: string) {
 }
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getFilterRules = endpoint({ tags: ['content-filter'] });
-const postFilterRules = endpoint({ tags: ['content-filter'], body: createBody });
-const putFilterRulesId = endpoint({ tags: ['content-filter'], params: ruleParams, body: updateBody });
-const deleteFilterRulesId = endpoint({ tags: ['content-filter'], params: ruleParams });
-const postContentCheck = endpoint({ tags: ['content-filter'], body: checkBody });
-const getContentFilterStats = endpoint({ tags: ['content-filter'] });
+const ruleAnswer = z.looseObject({
+  id: z.number().int(),
+  pattern: z.string(),
+  type: z.string(),
+  severity: z.string(),
+  action: z.string(),
+  description: z.string().nullable(),
+  is_enabled: z.boolean(),
+  tenant_id: z.number().int().nullable(),
+  created_at: z.string().nullable(),
+  updated_at: z.string().nullable(),
+});
+const tags = ['content-filter'];
+const getFilterRules = endpoint({
+  tags,
+  responses: { 200: z.looseObject({ rules: z.array(ruleAnswer), total: z.number().int() }) },
+});
+const postFilterRules = endpoint({ tags, body: createBody, responses: { 201: ruleAnswer } });
+const putFilterRulesId = endpoint({
+  tags,
+  params: ruleParams,
+  body: updateBody,
+  responses: { 200: ruleAnswer },
+});
+const deleteFilterRulesId = endpoint({
+  tags,
+  params: ruleParams,
+  responses: { 200: z.looseObject({ deleted: z.literal(true), id: z.number().int() }) },
+});
+const postContentCheck = endpoint({
+  tags,
+  body: checkBody,
+  responses: {
+    200: z.looseObject({ verdict: z.string(), matches: z.array(z.unknown()), filter_enabled: z.boolean() }),
+  },
+  errors: [413],
+});
+const getContentFilterStats = endpoint({
+  tags,
+  responses: {
+    200: z.looseObject({
+      // 'all' for a system admin, else the caller's tenant.
+      scope: z.union([z.literal('all'), z.looseObject({ tenant_id: z.number().int() })]),
+      rules: z.looseObject({ total: z.number().int(), enabled: z.number().int() }),
+      flagged_messages: z.looseObject({}),
+      since_start: z.looseObject({}),
+    }),
+  },
+});
 
 export function contentFilterRouter(deps: AppDeps) {
   const router = Router();

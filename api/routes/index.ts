@@ -28,7 +28,6 @@ import { usageReportRouter } from './remote/usage-report.ts';
 import { roiRouter } from './roi.ts';
 import { securitySettingsRouter } from './security-settings.ts';
 import { ssoRouter } from './sso/index.ts';
-import { samlRouter } from './sso/saml.ts';
 import { tenantsRouter } from './tenants.ts';
 import { uploadRouter } from './upload.ts';
 import { uploadStreamRouter } from './upload-stream.ts';
@@ -51,7 +50,6 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(openApiRouter(deps));
   app.use(authRouter(deps));
   app.use(ssoRouter(deps));
-  app.use(samlRouter(deps));
   app.use('/api/admin/users', adminUsersRouter(deps));
   app.use(orgSyncRouter(deps));
   app.use('/api/tenants', tenantsRouter(deps));

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Application, Router } from 'express';
+import { z } from 'zod';
 import type { AppDeps } from '../deps.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { endpoint } from '../openapi/endpoint.ts';
@@ -24,7 +25,17 @@ const packageVersion = (): string => {
 const openApiDocument = endpoint({
   tags: ['meta'],
   summary: 'This document',
-  responses: { 200: 'The OpenAPI 3.1 document of the API', 304: 'Unchanged (If-None-Match)' },
+  responses: {
+    200: z
+      .looseObject({
+        openapi: z.string(),
+        info: z.looseObject({ title: z.string(), version: z.string() }),
+        paths: z.record(z.string(), z.looseObject({})),
+        components: z.looseObject({}),
+      })
+      .meta({ description: 'The OpenAPI 3.1 document of the API' }),
+    304: 'Unchanged (If-None-Match)',
+  },
   auth: 'public',
 });
 

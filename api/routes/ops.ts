@@ -1,10 +1,12 @@
 // Operational endpoints (document 2, "Operational endpoints"): they report, never repair.
 import { accessSync, constants, statfsSync } from 'node:fs';
 import { type Request, Router } from 'express';
+import { z } from 'zod';
 import { isSystemAdmin } from '../../domain/access.ts';
 import { checkCompatibility } from '../../migrations/runner.ts';
 import type { AppDeps } from '../deps.ts';
 import { resolveSession } from '../middleware/auth.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 
 /** The workspace check fails below this much free space (autonomous work writes checkouts there). */
 export const MIN_WORKSPACE_FREE_BYTES = 64 * 1024 * 1024;
@@ -19,10 +21,50 @@ const withTimeout = <T>(p: Promise<T>, ms: number, what: string) =>
     ),
   ]);
 
+// Declarations (api/openapi/endpoint.ts). The probes take no input and need no credentials (load
+// balancers and orchestrators call them), so they declare only what they answer.
+const check = z.looseObject({ status: z.enum(['ok', 'fail']), detail: z.string().optional() });
+const readinessAnswer = z.looseObject({
+  status: z.enum(['ready', 'not_ready']),
+  checks: z.record(z.string(), check),
+});
+const PROBE = 'Public probe (no credentials, no input): failure details only for a system administrator.';
+const getLivez = endpoint({
+  tags: ['ops'],
+  summary: 'Liveness: the process answers',
+  description: 'Public probe (no credentials, no input); never touches the database.',
+  auth: 'public',
+  responses: { 200: z.object({ status: z.literal('alive') }) },
+});
+const getReadyz = endpoint({
+  tags: ['ops'],
+  summary: 'Readiness: database, schema revision, background services, data and workspace directories',
+  description: PROBE,
+  auth: 'public',
+  responses: { 200: readinessAnswer, 503: readinessAnswer },
+});
+const getHealth = endpoint({
+  tags: ['ops'],
+  summary: 'Readiness: deprecated alias of /readyz',
+  description: `${PROBE} The body adds \`deprecated: true\`.`,
+  auth: 'public',
+  responses: {
+    200: readinessAnswer.extend({ deprecated: z.literal(true) }),
+    503: readinessAnswer.extend({ deprecated: z.literal(true) }),
+  },
+});
+const getMetrics = endpoint({
+  tags: ['ops'],
+  summary: 'Prometheus metrics',
+  description: 'Public, for the scraper (no credentials, no input): the Prometheus text exposition format.',
+  auth: 'public',
+  responses: { 200: 'Prometheus text exposition format (text/plain; version=0.0.4)' },
+});
+
 export function opsRouter(deps: AppDeps): Router {
   const r = Router();
 
-  r.get('/livez', (_req, res) => {
+  r.get('/livez', getLivez, (_req, res) => {
     res.json({ status: 'alive' });
   });
 
@@ -92,18 +134,18 @@ export function opsRouter(deps: AppDeps): Router {
     return { ...body, checks };
   };
 
-  r.get('/readyz', async (req, res) => {
+  r.get('/readyz', getReadyz, async (req, res) => {
     const { ready, body } = await readiness();
     res.status(ready ? 200 : 503).json(await visibleTo(req, body));
   });
 
   // Deprecated alias of /readyz (spec, Versioning 2).
-  r.get('/health', async (req, res) => {
+  r.get('/health', getHealth, async (req, res) => {
     const { ready, body } = await readiness();
     res.status(ready ? 200 : 503).json({ ...(await visibleTo(req, body)), deprecated: true });
   });
 
-  r.get('/metrics', async (_req, res) => {
+  r.get('/metrics', getMetrics, async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 

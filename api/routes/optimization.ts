@@ -6,9 +6,11 @@
 // request, overall, per tool and per user). Same query, permission (view_analysis), tenant scope and
 // own-figures rule as the ROI endpoints (roi.ts loadRoi); figures are planning estimates (rule 4).
 import { Router } from 'express';
+import { z } from 'zod';
 import { quotaSubjects } from '../../db/repositories/roi.ts';
 import { daysOf } from '../../domain/analytics/days.ts';
 import { ratio } from '../../domain/analytics/figures.ts';
+import { roiQuerySchema } from '../../domain/roi/assumptions.ts';
 import { groupTotals, movingAverage, type Totals, totalsOf } from '../../domain/roi/figures.ts';
 import { IDLE_QUOTA, idleQuotaSuggestions } from '../../domain/roi/idle-quota.ts';
 import { money } from '../../domain/roi/prices.ts';
@@ -16,7 +18,7 @@ import { suggest, THRESHOLDS } from '../../domain/roi/suggestions.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
-import { byCost, loadRoi, userGroups } from './roi.ts';
+import { byCost, loadRoi, roiEnvelope, userGroups } from './roi.ts';
 
 export const MOVING_AVERAGE_DAYS = 7;
 
@@ -32,9 +34,43 @@ const efficiency = (t: Totals) => ({
 });
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getOptimizationSuggestions = endpoint({ tags: ['optimization'] });
-const getOptimizationCostTrend = endpoint({ tags: ['optimization'] });
-const getOptimizationEfficiency = endpoint({ tags: ['optimization'] });
+const n = z.number();
+const efficiencyAnswer = z.looseObject({ cost: n, cost_per_request: n });
+const getOptimizationSuggestions = endpoint({
+  tags: ['optimization'],
+  query: roiQuerySchema,
+  responses: {
+    200: z.looseObject({
+      ...roiEnvelope,
+      thresholds: z.looseObject({}),
+      suggestions: z.array(z.looseObject({})),
+    }),
+  },
+});
+const getOptimizationCostTrend = endpoint({
+  tags: ['optimization'],
+  query: roiQuerySchema,
+  responses: {
+    200: z.looseObject({
+      ...roiEnvelope,
+      moving_average_days: z.number().int(),
+      total_cost: n,
+      daily: z.array(z.looseObject({ date: z.string(), cost: n, moving_average: n.nullable() })),
+    }),
+  },
+});
+const getOptimizationEfficiency = endpoint({
+  tags: ['optimization'],
+  query: roiQuerySchema,
+  responses: {
+    200: z.looseObject({
+      ...roiEnvelope,
+      overall: efficiencyAnswer,
+      by_tool: z.array(efficiencyAnswer.extend({ tool_name: z.string() })),
+      by_user: z.array(efficiencyAnswer.extend({ username: z.string().nullable() })),
+    }),
+  },
+});
 
 export function optimizationRouter(deps: AppDeps): Router {
   const r = Router();

@@ -47,7 +47,22 @@ const startSync = endpoint({
   },
   errors: [409],
 });
-const syncStatus = endpoint({ tags: ['orgsync'], summary: "An organization sync run's status and counts" });
+const syncStatus = endpoint({
+  tags: ['orgsync'],
+  summary: "An organization sync run's status and counts",
+  responses: {
+    200: z.looseObject({
+      run_id: z.string(),
+      platform: z.string(),
+      tenant_id: z.number().int().nullable(),
+      status: z.string(),
+      started_at: z.string().nullable(),
+      finished_at: z.string().nullable(),
+      counts: z.unknown(),
+      error: z.string().nullable(),
+    }),
+  },
+});
 const RUN_ID_SHAPE = /^[A-Za-z0-9_:.-]{1,100}$/;
 
 export const orgSyncWorkflowId = (platform: Platform, tenantId: number) =>

@@ -99,17 +99,62 @@ const parseJsonArray = <T>(text: string | null): T[] => {
 };
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getPrompts = endpoint({ tags: ['prompts'], query: listQuery });
-const getPromptsCategories = endpoint({ tags: ['prompts'] });
+const templateAnswer = z.looseObject({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string().nullable(),
+  category: z.string().nullable(),
+  content: z.string(),
+  variables: z.array(z.unknown()),
+  tags: z.array(z.unknown()),
+  author_id: z.number().int().nullable(),
+  tenant_id: z.number().int().nullable(),
+  is_public: z.boolean(),
+  is_featured: z.boolean(),
+  use_count: z.number().int(),
+  created_at: z.string().nullable(),
+  updated_at: z.string().nullable(),
+});
+const templatePage = z.looseObject({
+  templates: z.array(templateAnswer),
+  total: z.number().int(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+});
+const oneTemplate = z.looseObject({ template: templateAnswer });
+const getPrompts = endpoint({ tags: ['prompts'], query: listQuery, responses: { 200: templatePage } });
+const getPromptsCategories = endpoint({
+  tags: ['prompts'],
+  responses: {
+    200: z.looseObject({
+      categories: z.array(z.looseObject({ category: z.string().nullable(), count: z.number().int() })),
+    }),
+  },
+});
 const getPromptsFeatured = endpoint({
   tags: ['prompts'],
   query: listQuery.pick({ limit: true, offset: true }),
+  responses: { 200: templatePage },
 });
-const postPrompts = endpoint({ tags: ['prompts'], body: createBody });
-const getPromptsId = endpoint({ tags: ['prompts'] });
-const putPromptsId = endpoint({ tags: ['prompts'], body: updateBody });
-const deletePromptsId = endpoint({ tags: ['prompts'] });
-const postPromptsIdRender = endpoint({ tags: ['prompts'], body: renderBody });
+const postPrompts = endpoint({ tags: ['prompts'], body: createBody, responses: { 201: oneTemplate } });
+const getPromptsId = endpoint({ tags: ['prompts'], responses: { 200: oneTemplate } });
+const putPromptsId = endpoint({ tags: ['prompts'], body: updateBody, responses: { 200: oneTemplate } });
+const deletePromptsId = endpoint({
+  tags: ['prompts'],
+  responses: { 200: z.looseObject({ message: z.string(), id: z.number().int() }) },
+});
+const postPromptsIdRender = endpoint({
+  tags: ['prompts'],
+  body: renderBody,
+  responses: {
+    200: z.looseObject({
+      template_id: z.number().int(),
+      rendered: z.string(),
+      variables_used: z.array(z.unknown()),
+      use_count: z.number().int(),
+    }),
+  },
+});
 
 export function templateView(row: PromptTemplateRow) {
   return {

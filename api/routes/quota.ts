@@ -29,6 +29,8 @@ import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, requireAdmin, requirePermission } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
+import { count, day } from '../openapi/shapes.ts';
+import { allStatusAnswer, quotaAlertAnswer, statusAnswer } from './quota-answers.ts';
 
 const statusQuery = z.object({ period: z.enum(['daily', 'monthly']).default('daily') });
 /** Default page size of alerts (spec document 2, Limits). */
@@ -48,11 +50,36 @@ const checkBody = z.object({
 });
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getQuotaStatus = endpoint({ tags: ['quota'], query: statusQuery });
-const postQuotaCheck = endpoint({ tags: ['quota'], body: checkBody });
-const getQuotaStatusAll = endpoint({ tags: ['quota'] });
-const getQuotaAlerts = endpoint({ tags: ['quota'], query: alertsQuery });
-const postQuotaAlertsIdAcknowledge = endpoint({ tags: ['quota'], params: alertParams });
+const getQuotaStatus = endpoint({
+  tags: ['quota'],
+  query: statusQuery,
+  responses: { 200: statusAnswer.extend({ date: day }) },
+  errors: [503],
+});
+const postQuotaCheck = endpoint({
+  tags: ['quota'],
+  body: checkBody,
+  responses: {
+    200: z.looseObject({
+      allowed: z.boolean(),
+      exceeded: z.array(z.string()),
+      daily: statusAnswer,
+      monthly: statusAnswer,
+    }),
+  },
+  errors: [503],
+});
+const getQuotaStatusAll = endpoint({ tags: ['quota'], responses: { 200: allStatusAnswer }, errors: [503] });
+const getQuotaAlerts = endpoint({
+  tags: ['quota'],
+  query: alertsQuery,
+  responses: { 200: z.looseObject({ alerts: z.array(quotaAlertAnswer), total: count }) },
+});
+const postQuotaAlertsIdAcknowledge = endpoint({
+  tags: ['quota'],
+  params: alertParams,
+  responses: { 200: z.looseObject({ success: z.literal(true), alert: quotaAlertAnswer }) },
+});
 
 /** One period of a subject's quota (shared with api/routes/admin-quota.ts). */
 export function periodView(period: 'daily' | 'monthly', limits: QuotaLimits, u: PeriodUsage) {

@@ -86,9 +86,33 @@ export const pricesView = (p: Cached['value']) => ({
 const prefixParam = z.object({ prefix: prefixSchema });
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getRoiPrices = endpoint({ tags: ['roi-prices'] });
-const putRoiPrices = endpoint({ tags: ['roi-prices'], body: putPricesBody });
-const deleteRoiPrices = endpoint({ tags: ['roi-prices'], params: prefixParam });
+const pricesShape = {
+  estimate: z.literal(true),
+  note: z.string(),
+  cost_currency: z.string(),
+  currency: z.string(),
+  prices_as_of: z.string(),
+  unit: z.string(),
+  precedence: z.array(z.string()),
+  cache_seconds: z.number(),
+  default_price: z.looseObject({ input: z.number(), output: z.number() }),
+  admin_overrides: z.number().int(),
+  max_admin_overrides: z.number().int(),
+  models: z.array(
+    z.looseObject({ model: z.string(), input: z.number(), output: z.number(), source: z.string() }),
+  ),
+};
+const getRoiPrices = endpoint({ tags: ['roi-prices'], responses: { 200: z.looseObject(pricesShape) } });
+const putRoiPrices = endpoint({
+  tags: ['roi-prices'],
+  body: putPricesBody,
+  responses: { 200: z.looseObject({ success: z.literal(true), ...pricesShape }) },
+});
+const deleteRoiPrices = endpoint({
+  tags: ['roi-prices'],
+  params: prefixParam,
+  responses: { 200: z.looseObject({ success: z.literal(true), removed: z.string(), ...pricesShape }) },
+});
 
 export function roiPricesRouter(deps: AppDeps): Router {
   const r = Router();

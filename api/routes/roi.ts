@@ -13,6 +13,7 @@
 //
 // The loading and envelope shared with the optimization endpoints (optimization.ts) live here.
 import { type Request, Router } from 'express';
+import { z } from 'zod';
 import { roiRepository } from '../../db/repositories/roi.ts';
 import { hasPermission, isAdministrator } from '../../domain/access.ts';
 import { dayOf, daysOf, resolveWindow } from '../../domain/analytics/days.ts';
@@ -96,14 +97,101 @@ export const userGroups = (cells: readonly PricedCell[]) =>
 const usernameOf = (g: PricedCell[]) => g.find((c) => c.username !== null)?.username ?? null;
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getRoi = endpoint({ tags: ['roi'] });
-const getRoiTrend = endpoint({ tags: ['roi'] });
-const getRoiByTool = endpoint({ tags: ['roi'] });
-const getRoiByUser = endpoint({ tags: ['roi'] });
-const getRoiSummary = endpoint({ tags: ['roi'] });
-const getRoiCostBreakdown = endpoint({ tags: ['roi'] });
-const getRoiDailyCosts = endpoint({ tags: ['roi'] });
-const getRoiPricing = endpoint({ tags: ['roi'] });
+// Response schemas (the envelope of loadRoi, roiOf figures), open objects; money is a decimal USD
+// amount and a ROI percent is null when nothing was spent.
+const n = z.number();
+const roiFigures = z.looseObject({
+  requests: n,
+  tokens: n,
+  cost: n,
+  hours_saved: n,
+  labor_value: n,
+  net_benefit: n,
+  roi_percent: n.nullable(),
+});
+/** The envelope every ROI and optimization answer starts with (loadRoi). */
+export const roiEnvelope = {
+  estimate: z.literal(true),
+  note: z.string(),
+  period: z.looseObject({ start_date: z.string(), end_date: z.string() }),
+  currency: z.string(),
+  cost_currency: z.string(),
+};
+const withAssumptions = { ...roiEnvelope, assumptions: z.looseObject({}) };
+const costFigures = z.looseObject({ requests: n, tokens: n, cost: n, share_percent: n.nullable() });
+const priceRow = z.looseObject({ model: z.string(), input: n, output: n, source: z.string() });
+// loadRoi parses the query with roiQuerySchema: the same schema documents it.
+const roiAnswer = (shape: Record<string, z.ZodType>) => ({
+  query: roiQuerySchema,
+  responses: { 200: z.looseObject(shape) },
+});
+const getRoi = endpoint({ tags: ['roi'], ...roiAnswer({ ...withAssumptions, totals: roiFigures }) });
+const getRoiTrend = endpoint({
+  tags: ['roi'],
+  ...roiAnswer({ ...withAssumptions, daily: z.array(roiFigures.extend({ date: z.string() })) }),
+});
+const getRoiByTool = endpoint({
+  tags: ['roi'],
+  ...roiAnswer({ ...withAssumptions, items: z.array(roiFigures.extend({ tool_name: z.string() })) }),
+});
+const getRoiByUser = endpoint({
+  tags: ['roi'],
+  ...roiAnswer({
+    ...withAssumptions,
+    items: z.array(roiFigures.extend({ user_id: z.number().int(), username: z.string().nullable() })),
+    unattributed: roiFigures,
+  }),
+});
+const getRoiSummary = endpoint({
+  tags: ['roi'],
+  ...roiAnswer({
+    ...withAssumptions,
+    totals: roiFigures,
+    top_tools: z.array(roiFigures),
+    top_users: z.array(roiFigures),
+    pricing: z.looseObject({ prices_as_of: z.string(), default_priced_tokens: n }),
+  }),
+});
+const getRoiCostBreakdown = endpoint({
+  tags: ['roi'],
+  ...roiAnswer({
+    ...roiEnvelope,
+    total_cost: n,
+    by_model: z.array(costFigures.extend({ model: z.string().nullable() })),
+    by_tool: z.array(costFigures.extend({ tool_name: z.string() })),
+    by_source: z.array(costFigures.extend({ source: z.string() })),
+  }),
+});
+const getRoiDailyCosts = endpoint({
+  tags: ['roi'],
+  ...roiAnswer({
+    ...roiEnvelope,
+    total_cost: n,
+    daily: z.array(
+      z.looseObject({
+        date: z.string(),
+        cost: n,
+        tokens: n,
+        requests: n,
+        by_tool: z.array(z.looseObject({ tool_name: z.string(), cost: n })),
+      }),
+    ),
+  }),
+});
+const getRoiPricing = endpoint({
+  tags: ['roi'],
+  responses: {
+    200: z.looseObject({
+      estimate: z.literal(true),
+      note: z.string(),
+      cost_currency: z.string(),
+      prices_as_of: z.string(),
+      unit: z.string(),
+      default_price: z.looseObject({ input: n, output: n }),
+      models: z.array(priceRow),
+    }),
+  },
+});
 
 export function roiRouter(deps: AppDeps): Router {
   const r = Router();

@@ -2,6 +2,7 @@
 // settings are global (login lockout, password policy), so only system administrators read or change
 // them. Readers elsewhere go through the 60-second cache; a write here refreshes this instance at once.
 import { Router } from 'express';
+import { z } from 'zod';
 import { securitySettingsRepository } from '../../db/repositories/security-settings.ts';
 import { BadRequestError } from '../../domain/errors.ts';
 import { DEFAULT_SECURITY_SETTINGS, securitySettingsSchema } from '../../domain/security-settings.ts';
@@ -15,8 +16,25 @@ const putBody = securitySettingsSchema.partial().strict();
 const DESCRIPTIONS = Object.fromEntries(DEFAULT_SECURITY_SETTINGS.map((s) => [s.key, s.description]));
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getSettings = endpoint({ tags: ['security-settings'] });
-const putSettings = endpoint({ tags: ['security-settings'], body: putBody });
+const settingsShape = {
+  settings: z.looseObject({
+    login_max_attempts: z.number().int(),
+    login_lockout_minutes: z.number().int(),
+    password_min_length: z.number().int(),
+    sso_link_existing_by_email: z.boolean(),
+  }),
+  descriptions: z.record(z.string(), z.string()),
+  cache_seconds: z.number(),
+};
+const getSettings = endpoint({
+  tags: ['security-settings'],
+  responses: { 200: z.looseObject(settingsShape) },
+});
+const putSettings = endpoint({
+  tags: ['security-settings'],
+  body: putBody,
+  responses: { 200: z.looseObject({ success: z.literal(true), ...settingsShape }) },
+});
 
 export function securitySettingsRouter(deps: AppDeps): Router {
   const r = Router();

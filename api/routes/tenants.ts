@@ -28,6 +28,7 @@ import { iso } from '../json-dates.ts';
 import { authenticate, requireAdmin, requireSystemAdmin } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
+import { count } from '../openapi/shapes.ts';
 import { sessionTeardown } from '../remote-session-control.ts';
 
 const slug = z
@@ -113,20 +114,140 @@ const tenantView = (t: TenantRow) => ({
 });
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const listTenants = endpoint({ tags: ['tenants'], query: listQuery });
-const createTenant = endpoint({ tags: ['tenants'], body: createBody });
-const listPlans = endpoint({ tags: ['tenants'] });
-const getTenantBySlug = endpoint({ tags: ['tenants'] });
-const getTenant = endpoint({ tags: ['tenants'] });
-const updateTenant = endpoint({ tags: ['tenants'], body: updateBody });
-const setTenantQuota = endpoint({ tags: ['tenants'], body: quotaBody });
-const setTenantSettings = endpoint({ tags: ['tenants'], body: settingsBody });
-const suspendTenant = endpoint({ tags: ['tenants'] });
-const activateTenant = endpoint({ tags: ['tenants'] });
-const deleteTenant = endpoint({ tags: ['tenants'], query: deleteQuery });
-const checkTenantQuota = endpoint({ tags: ['tenants'] });
-const getTenantUsage = endpoint({ tags: ['tenants'], query: usageQuery });
-const getTenantStats = endpoint({ tags: ['tenants'] });
+const ns = z.string().nullable();
+const tenantAnswer = z.looseObject({
+  id: count,
+  name: z.string(),
+  slug: ns,
+  status: z.string(),
+  plan: z.string(),
+  contact_email: ns,
+  contact_name: ns,
+  trial_ends_at: ns,
+  user_count: count,
+  total_tokens_used: count,
+  created_at: ns,
+  updated_at: ns,
+  deleted_at: ns,
+});
+const quotaAnswer = z.looseObject({
+  daily_token_limit: count,
+  monthly_token_limit: count,
+  daily_request_limit: count,
+  monthly_request_limit: count,
+  max_users: count,
+  max_sessions_per_user: count,
+});
+const settingsAnswer = z.looseObject({
+  content_filter_enabled: z.boolean(),
+  audit_log_enabled: z.boolean(),
+  audit_log_retention_days: count,
+  data_retention_days: count,
+  sso_enabled: z.boolean(),
+});
+const tenantDetail = tenantAnswer.extend({ settings: settingsAnswer, quota: quotaAnswer });
+const changed = (key: string, value: z.ZodType) => z.looseObject({ success: z.literal(true), [key]: value });
+const periodFigures = z.looseObject({
+  tokens_used: count,
+  requests_made: count,
+  token_limit: count,
+  request_limit: count,
+});
+const listTenants = endpoint({
+  tags: ['tenants'],
+  query: listQuery,
+  responses: { 200: z.looseObject({ tenants: z.array(tenantAnswer), total: count }) },
+});
+const createTenant = endpoint({
+  tags: ['tenants'],
+  body: createBody,
+  responses: { 201: changed('tenant', tenantDetail) },
+  errors: [409],
+});
+const listPlans = endpoint({
+  tags: ['tenants'],
+  responses: {
+    200: z.looseObject({
+      plans: z.array(
+        z.looseObject({ id: z.string(), name: z.string(), description: z.string(), default: z.boolean() }),
+      ),
+      default_quotas: quotaAnswer,
+    }),
+  },
+});
+const getTenantBySlug = endpoint({
+  tags: ['tenants'],
+  responses: { 200: z.looseObject({ tenant: tenantDetail }) },
+});
+const getTenant = endpoint({
+  tags: ['tenants'],
+  responses: { 200: z.looseObject({ tenant: tenantDetail }) },
+});
+const updateTenant = endpoint({
+  tags: ['tenants'],
+  body: updateBody,
+  responses: { 200: changed('tenant', tenantDetail) },
+});
+const setTenantQuota = endpoint({
+  tags: ['tenants'],
+  body: quotaBody,
+  responses: { 200: changed('quota', quotaAnswer) },
+});
+const setTenantSettings = endpoint({
+  tags: ['tenants'],
+  body: settingsBody,
+  responses: { 200: changed('settings', settingsAnswer) },
+});
+const suspendTenant = endpoint({ tags: ['tenants'], responses: { 200: changed('tenant', tenantAnswer) } });
+const activateTenant = endpoint({ tags: ['tenants'], responses: { 200: changed('tenant', tenantAnswer) } });
+const deleteTenant = endpoint({
+  tags: ['tenants'],
+  query: deleteQuery,
+  responses: { 200: z.looseObject({ success: z.literal(true), hard: z.boolean() }) },
+});
+const checkTenantQuota = endpoint({
+  tags: ['tenants'],
+  responses: {
+    200: z.looseObject({
+      tenant_id: count,
+      date: z.string(),
+      within_quota: z.boolean(),
+      exceeded: z.array(z.string()),
+      daily: periodFigures,
+      monthly: periodFigures,
+      users: z.looseObject({ count, max_users: count }),
+    }),
+  },
+});
+const getTenantUsage = endpoint({
+  tags: ['tenants'],
+  query: usageQuery,
+  responses: {
+    200: z.looseObject({
+      tenant_id: count,
+      start_date: z.string(),
+      end_date: z.string(),
+      usage: z.array(z.looseObject({ date: z.string(), tokens_used: count, requests_made: count })),
+      totals: z.looseObject({ tokens_used: count, requests_made: count }),
+    }),
+  },
+});
+const getTenantStats = endpoint({
+  tags: ['tenants'],
+  responses: {
+    200: z.looseObject({
+      tenant_id: count,
+      name: z.string(),
+      status: z.string(),
+      plan: z.string(),
+      user_count: count,
+      total_tokens_used: count,
+      today: periodFigures,
+      month: periodFigures,
+      within_quota: z.boolean(),
+    }),
+  },
+});
 
 export function tenantsRouter(deps: AppDeps): Router {
   const r = Router();

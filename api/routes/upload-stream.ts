@@ -31,7 +31,16 @@ import { CHUNK_ROWS, ingestService } from '../../services/usage/ingest.ts';
 import type { AppDeps } from '../deps.ts';
 import { BodyTooLargeError, MalformedBodyError, readJsonEnvelope } from '../json-envelope-stream.ts';
 import { parseInput } from '../middleware/validate.ts';
+import { endpoint } from '../openapi/endpoint.ts';
 import { answer, checkUploadAuth, RowList } from './upload.ts';
+import {
+  batchAnswer,
+  batchShape,
+  messagesEnvelopeShape,
+  ROWS_JUDGED,
+  rowListAnswer,
+  UPLOAD_MEDIA,
+} from './upload-shapes.ts';
 
 /** The largest body accepted (decoded bytes), as the JSON body parser's limit. */
 export const MAX_BODY_BYTES = 50 * 1024 * 1024;
@@ -110,11 +119,30 @@ async function streamBody(
   }
 }
 
+const STREAMED = `${ROWS_JUDGED} The body is read as a stream and stored in chunks while it arrives (${UPLOAD_MEDIA}).`;
+const postUploadMessages = endpoint({
+  tags: ['upload'],
+  summary: "Upload a day's messages of a tool on a host",
+  selfParsedBody: {
+    description: `${STREAMED} The envelope (date, tool_name, host_name) is checked by its zod schema.`,
+    content: { 'application/json': messagesEnvelopeShape },
+  },
+  responses: { 200: rowListAnswer, 207: rowListAnswer },
+  errors: [403, 413, 415, 503],
+});
+const postUploadBatch = endpoint({
+  tags: ['upload'],
+  summary: 'Upload messages and usage reports of any day, tool and host',
+  selfParsedBody: { description: STREAMED, content: { 'application/json': batchShape } },
+  responses: { 200: batchAnswer, 207: batchAnswer },
+  errors: [403, 413, 415, 503],
+});
+
 export function uploadStreamRouter(deps: AppDeps): Router {
   const r = Router();
   const ingest = ingestService(deps);
 
-  r.post('/api/upload/messages', async (req, res) => {
+  r.post('/api/upload/messages', postUploadMessages, async (req, res) => {
     checkUploadAuth(req, deps.settings.SVC_UPLOAD_AUTH_KEY);
     const envelope: Record<string, unknown> = {};
     let defaults: MessageDefaults | undefined;
@@ -167,7 +195,7 @@ export function uploadStreamRouter(deps: AppDeps): Router {
     answer(res, [list], list.body());
   });
 
-  r.post('/api/upload/batch', async (req, res) => {
+  r.post('/api/upload/batch', postUploadBatch, async (req, res) => {
     checkUploadAuth(req, deps.settings.SVC_UPLOAD_AUTH_KEY);
     const messages = new RowList(
       (v) => readMessage(v, {}),

@@ -33,6 +33,8 @@ import {
 import { judgeRows, type RowError, type RowResult, readUsage } from '../../domain/usage/ingest-rows.ts';
 import { CHUNK_ROWS, type IngestOutcome, ingestService } from '../../services/usage/ingest.ts';
 import type { AppDeps } from '../deps.ts';
+import { endpoint } from '../openapi/endpoint.ts';
+import { ROWS_JUDGED, rowListAnswer, usageRowShape } from './upload-shapes.ts';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -126,11 +128,19 @@ export function answer(
   res.status(valid === received ? 200 : 207).json(body);
 }
 
+const postUploadUsage = endpoint({
+  tags: ['upload'],
+  summary: "Upload one day's usage of a tool on a host",
+  selfParsedBody: { description: ROWS_JUDGED, content: { 'application/json': usageRowShape } },
+  responses: { 200: rowListAnswer, 207: rowListAnswer },
+  errors: [403, 413, 503],
+});
+
 export function uploadRouter(deps: AppDeps): Router {
   const r = Router();
   const ingest = ingestService(deps);
 
-  r.post('/api/upload/usage', async (req, res) => {
+  r.post('/api/upload/usage', postUploadUsage, async (req, res) => {
     checkUploadAuth(req, deps.settings.SVC_UPLOAD_AUTH_KEY);
     const list = new RowList(readUsage, (rows) => ingest.ingestUsage(rows));
     list.add(req.body ?? {});

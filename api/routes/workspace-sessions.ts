@@ -92,13 +92,84 @@ const parseJson = (text: string | null): unknown => {
 };
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getSessions = endpoint({ tags: ['workspace-sessions'], query: listQuery });
-const postSessions = endpoint({ tags: ['workspace-sessions'], body: createBody });
-const getSessionsStats = endpoint({ tags: ['workspace-sessions'] });
-const getSessionsId = endpoint({ tags: ['workspace-sessions'], query: detailQuery });
-const deleteSessionsId = endpoint({ tags: ['workspace-sessions'] });
-const postSessionsIdMessages = endpoint({ tags: ['workspace-sessions'], body: messageBody });
-const postSessionsIdComplete = endpoint({ tags: ['workspace-sessions'] });
+const ns = z.string().nullable();
+const ni = z.number().int().nullable();
+const workspaceSessionAnswer = z.looseObject({
+  session_id: z.string(),
+  tenant_id: ni,
+  user_id: ni,
+  session_type: ns,
+  title: ns,
+  tool_name: ns,
+  host_name: ns,
+  status: z.string(),
+  model: ns,
+  project_path: ns,
+  total_tokens: ni,
+  message_count: ni,
+  created_at: ns,
+  updated_at: ns,
+  completed_at: ns,
+  expires_at: ns,
+});
+const oneSession = z.looseObject({ session: workspaceSessionAnswer });
+const sessionStats = {
+  total_sessions: z.number().int(),
+  active_sessions: z.number().int(),
+  completed_sessions: z.number().int(),
+  expired_sessions: z.number().int(),
+  total_tokens: z.number().int(),
+  total_messages: z.number().int(),
+  total_requests: z.number().int(),
+};
+const tags = ['workspace-sessions'];
+const getSessions = endpoint({
+  tags,
+  query: listQuery,
+  responses: {
+    200: z.looseObject({
+      sessions: z.array(workspaceSessionAnswer),
+      total: z.number().int(),
+      limit: z.number().int(),
+      offset: z.number().int(),
+    }),
+  },
+});
+const postSessions = endpoint({ tags, body: createBody, responses: { 201: oneSession } });
+const getSessionsStats = endpoint({
+  tags,
+  responses: {
+    200: z.looseObject({
+      ...sessionStats,
+      by_tool: z.array(z.looseObject({ tool_name: z.string().nullable(), ...sessionStats })),
+    }),
+  },
+});
+const getSessionsId = endpoint({
+  tags,
+  query: detailQuery,
+  responses: {
+    200: z.looseObject({
+      session: workspaceSessionAnswer,
+      messages: z.array(
+        z.looseObject({
+          id: z.number().int(),
+          role: z.string(),
+          content: ns,
+          tokens_used: ni,
+          model: ns,
+          timestamp: ns,
+        }),
+      ),
+    }),
+  },
+});
+const deleteSessionsId = endpoint({
+  tags,
+  responses: { 200: z.looseObject({ message: z.string(), session_id: z.string() }) },
+});
+const postSessionsIdMessages = endpoint({ tags, body: messageBody, responses: { 201: oneSession } });
+const postSessionsIdComplete = endpoint({ tags, responses: { 200: oneSession } });
 
 export function sessionView(row: WorkspaceSessionRow, now: Date) {
   return {

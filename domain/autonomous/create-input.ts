@@ -134,6 +134,9 @@ const batchSchema = z.object({
   branch_strategy: z.literal('worktree', { error: 'a batch always uses worktree' }).optional(),
 });
 
+/** The two body shapes parseCreateInput accepts (`items` present: a batch), for the API document. */
+export const CREATE_BODY_SCHEMAS = { single: singleSchema, batch: batchSchema } as const;
+
 export interface CreateItem {
   requirement: Requirement;
   cliTool?: AutonomousCliTool;

@@ -5,7 +5,8 @@
 // HTTP; every endpoint of the specification (openapi-spec-endpoints.txt, a copy of
 // spec/endpoints.txt); converted routes carry the zod schema that also validates them.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -13,10 +14,12 @@ import express from 'express';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../../api/openapi/document.ts';
 import { endpoint } from '../../api/openapi/endpoint.ts';
+import { makeGitRepo, type TempRepo } from '../fixtures/git-repo.ts';
+import { createUser } from '../support/actors.ts';
 import { ADMIN, startTestApp, type TestApp } from '../support/harness.ts';
 import { openApiProblems, schemasOf } from '../support/openapi-structure.ts';
-import { registerBody, registrationToken } from '../support/remote.ts';
-import { login } from '../support/session.ts';
+import { agentMessage, registerBody, registrationToken } from '../support/remote.ts';
+import { api, login } from '../support/session.ts';
 
 type Json = Record<string, any>;
 const ROUTES_DIR = path.resolve('api/routes');
@@ -103,14 +106,22 @@ describe('OpenAPI document', () => {
   let app: TestApp;
   let doc: Json;
   let etag: string;
+  let projects: string;
+  let project: TempRepo;
   before(async () => {
-    app = await startTestApp();
+    // A project root with a Git repository, so that an autonomous workflow can be created.
+    projects = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'svc-openapi-projects-')));
+    project = makeGitRepo({ 'README.md': '# app\n' }, { root: path.join(projects, 'app') });
+    app = await startTestApp({ worker: true, env: { SVC_AUTONOMOUS_PROJECT_ROOTS: projects } });
     const res = await fetch(`${app.url}/api/openapi.json`);
     assert.equal(res.status, 200);
     etag = res.headers.get('etag') ?? '';
     doc = (await res.json()) as Json;
   });
-  after(() => app.close());
+  after(async () => {
+    await app.close();
+    rmSync(projects, { recursive: true, force: true });
+  });
 
   test('is public and cacheable: the same document with an ETag, 304 when unchanged', async () => {
     const res = await fetch(`${app.url}/api/openapi.json`);
@@ -269,9 +280,8 @@ describe('OpenAPI document', () => {
     assert.ok(doc.paths['/api/auth/login'].post.responses['429']);
   });
 
-  test('a converted route documents the zod schema that validates it; others are marked pending', async (t) => {
+  test('every route documents the zod schema that validates it: none is pending', async (t) => {
     const op = doc.paths['/api/auth/login'].post;
-    assert.equal(op['x-schema'], undefined);
     const body = op.requestBody.content['application/json'].schema;
     assert.deepEqual(body.required.sort(), ['password', 'username']);
     assert.equal(body.properties.username.type, 'string');
@@ -284,48 +294,258 @@ describe('OpenAPI document', () => {
     });
     assert.equal(res.status, 400);
     assert.deepEqual(await res.json(), { error: 'password: Username and password are required' });
-    const pending = Object.values<Json>(doc.paths).flatMap((item) =>
-      Object.values<Json>(item).filter((o) => o['x-schema'] === 'pending'),
+    const ops = Object.values<Json>(doc.paths).flatMap((item) => Object.values<Json>(item));
+    const responsePending = ops.filter((o) => o['x-response-schema'] === 'pending');
+    t.diagnostic(`operations ${ops.length}, response schema pending ${responsePending.length}`);
+    t.diagnostic(`response pending: ${responsePending.map((o) => o.operationId).join(' ')}`);
+    assert.deepEqual(
+      ops.filter((o) => o['x-schema'] === 'pending').map((o) => o.operationId),
+      [],
+      'operations not declared with endpoint()',
     );
-    const total = Object.values<Json>(doc.paths).flatMap((item) => Object.keys(item)).length;
-    t.diagnostic(`operations ${total}, declared ${total - pending.length}, pending ${pending.length}`);
-    t.diagnostic(`pending: ${pending.map((o) => o.operationId).join(' ')}`);
-    for (const o of pending) {
-      assert.ok(o.responses['400'] && o.responses['404'], o.operationId);
-      assert.equal(o.requestBody, undefined);
-    }
+    assert.deepEqual(
+      responsePending.map((o) => o.operationId),
+      [],
+      'operations whose success answer is not documented',
+    );
+    // Media types other than JSON are documented as the route reads them.
+    assert.ok(
+      doc.paths['/api/sso/acs/{provider_name}'].post.requestBody.content['application/x-www-form-urlencoded'],
+    );
+    assert.ok(
+      doc.paths['/api/upload/batch'].post.requestBody.content['application/json'].schema.properties.usage,
+    );
+    assert.equal(
+      doc.paths['/livez'].get.responses['200'].content['application/json'].schema.required[0],
+      'status',
+    );
   });
 
-  test('converted operations answer what they document (GET, no path parameters, as admin)', async () => {
+  test('every GET answers what it documents (as admin, with the test world data): bodies and statuses', async (t) => {
     const s = await login(app.url, ADMIN.username, ADMIN.password);
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
-    // A machine, so that the remote lists have a row to check; its registration answer is checked too.
-    const token = await registrationToken(app.url, s, s.user.tenant_id ?? 1);
+    const tenantId = s.user.tenant_id ?? 1;
+    // The world: a tenant, a registered machine that has polled once, a day of uploaded usage and
+    // messages (with a conversation), a prompt template; the registration answer is checked too.
+    const slug = `oa-${Date.now().toString(36)}`;
+    const tenant = await api(app.url, 'POST', '/api/tenants', { auth: s, body: { name: slug, slug } });
+    assert.equal(tenant.status, 201, JSON.stringify(tenant.body));
+    const token = await registrationToken(app.url, s, tenantId);
     const reg = await fetch(`${app.url}/api/remote/agent/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(registerBody(token)),
     });
     assert.equal(reg.status, 201);
+    const regBody = (await reg.json()) as Json;
     const regSchema =
       doc.paths['/api/remote/agent/register'].post.responses['201'].content['application/json'].schema;
-    assert.ok(ajv.validate(regSchema, await reg.json()), ajv.errorsText());
+    assert.ok(ajv.validate(regSchema, regBody), ajv.errorsText());
+    const machine = {
+      machineId: regBody.machine_id as string,
+      agentToken: regBody.agent_token as string,
+      headers: { authorization: `Bearer ${regBody.agent_token}`, 'x-machine-id': regBody.machine_id },
+    };
+    assert.equal((await agentMessage(app.url, machine)).status, 200);
+    const today = app.clock.now().toISOString().slice(0, 10);
+    const upload = { 'x-upload-auth': app.settings.SVC_UPLOAD_AUTH_KEY ?? '' };
+    const usage = await api(app.url, 'POST', '/api/upload/usage', {
+      headers: upload,
+      body: { date: today, tool_name: 'cli_alpha', input_tokens: 10, output_tokens: 5, request_count: 2 },
+    });
+    assert.equal(usage.status, 200, JSON.stringify(usage.body));
+    const conversation = `conv-${Date.now().toString(36)}`;
+    const messages = await api(app.url, 'POST', '/api/upload/messages', {
+      headers: upload,
+      body: {
+        date: today,
+        tool_name: 'cli_alpha',
+        messages: [
+          { message_id: `${conversation}-1`, role: 'user', content: 'hi', conversation_id: conversation },
+          {
+            message_id: `${conversation}-2`,
+            role: 'assistant',
+            content: 'ok',
+            conversation_id: conversation,
+          },
+        ],
+      },
+    });
+    assert.equal(messages.status, 200, JSON.stringify(messages.body));
+    for (const [path, b] of [
+      ['/api/upload/usage', usage.body],
+      ['/api/upload/messages', messages.body],
+    ] as const)
+      assert.ok(ajv.validate(doc.paths[path].post.responses['200'].content['application/json'].schema, b));
+    const prompt = await api(app.url, 'POST', '/api/prompts', {
+      auth: s,
+      body: { name: `p-${slug}`, content: 'Hello {{name}}' },
+    });
+    assert.equal(prompt.status, 201, JSON.stringify(prompt.body));
+    // A workspace session belongs to a tenant's user (the system administrator has no tenant).
+    const member = await createUser(app, s, { role: 'user', tenant_id: tenant.body.tenant.id });
+    const memberSession = await login(app.url, member.username, member.password);
+    const workspace = await api(app.url, 'POST', '/api/sessions', {
+      auth: memberSession,
+      body: { tool_name: 'cli_alpha', title: 'OpenAPI world' },
+    });
+    assert.equal(workspace.status, 201, JSON.stringify(workspace.body));
+    // A remote session on the machine (the answers of creation and of its reads are checked too).
+    const remote = await api(app.url, 'POST', '/api/remote/sessions', {
+      auth: s,
+      body: { machine_id: machine.machineId, project_path: '/tmp', cli_tool: 'cli_alpha' },
+    });
+    assert.equal(remote.status, 201, JSON.stringify(remote.body));
+    const remoteSchema =
+      doc.paths['/api/remote/sessions'].post.responses['201'].content['application/json'].schema;
+    assert.ok(ajv.validate(remoteSchema, remote.body), ajv.errorsText());
+    const report = await api(app.url, 'POST', '/api/compliance/reports', {
+      auth: s,
+      body: { report_type: 'usage_summary', period_start: today, period_end: today, format: 'json' },
+    });
+    assert.equal(report.status, 201, JSON.stringify(report.body));
+    const reportSchema =
+      doc.paths['/api/compliance/reports'].post.responses['201'].content['application/json'].schema;
+    assert.ok(ajv.validate(reportSchema, report.body), ajv.errorsText());
+    // An OAuth2 identity provider (its secret must never come back) and a summary refresh run.
+    const ssoSecret = `sso-secret-${Date.now().toString(36)}`;
+    const provider = await api(app.url, 'POST', '/api/sso/providers', {
+      auth: s,
+      body: {
+        name: `oa-${slug}`,
+        provider_type: 'oauth2',
+        client_id: 'client-oa',
+        client_secret: ssoSecret,
+        authorization_url: 'https://idp.example/authorize',
+        token_url: 'https://idp.example/token',
+        userinfo_url: 'https://idp.example/userinfo',
+        redirect_uri: `${app.url}/api/sso/callback/oa-${slug}`,
+        scopes: ['read:user'],
+      },
+    });
+    assert.equal(provider.status, 201, JSON.stringify(provider.body));
+    const providerSchema =
+      doc.paths['/api/sso/providers'].post.responses['201'].content['application/json'].schema;
+    assert.ok(ajv.validate(providerSchema, provider.body), ajv.errorsText());
+    const refresh = await api(app.url, 'POST', '/api/summary/refresh', { auth: s });
+    assert.equal(refresh.status, 202, JSON.stringify(refresh.body));
+    // An autonomous workflow of the member, stopped at once (its creation and stop answers checked).
+    const workflow = await api(app.url, 'POST', '/api/autonomous/workflows', {
+      auth: memberSession,
+      body: { requirement: 'Add a line to the README', project_path: project.path, cli_tool: 'cli_alpha' },
+    });
+    assert.equal(workflow.status, 201, JSON.stringify(workflow.body));
+    const workflowId: string = workflow.body.id;
+    const createdSchema =
+      doc.paths['/api/autonomous/workflows'].post.responses['201'].content['application/json'].schema;
+    assert.ok(ajv.validate(createdSchema, workflow.body), ajv.errorsText());
+    const stopped = await api(app.url, 'POST', `/api/autonomous/workflows/${workflowId}/stop`, {
+      auth: memberSession,
+    });
+    const stopDoc = doc.paths['/api/autonomous/workflows/{id}/stop'].post.responses[String(stopped.status)];
+    assert.ok(stopDoc, `stop answered ${stopped.status}: ${JSON.stringify(stopped.body)}`);
+    if (stopped.status === 200)
+      assert.ok(ajv.validate(stopDoc.content['application/json'].schema, stopped.body), ajv.errorsText());
+    const files = await api(app.url, 'GET', '/api/remote/agent/files');
+
+    /** Path parameter values, by template (the same name means different things on different paths). */
+    const paramValue = (template: string, name: string): string | undefined => {
+      if (name === 'user_id') return String(s.user.id);
+      if (name === 'tenant_id') return String(tenant.body.tenant.id);
+      if (name === 'slug') return slug;
+      if (name === 'date_str') return today;
+      if (name === 'tool_name') return 'cli_alpha';
+      if (name === 'days') return '7';
+      if (name === 'user_name') return s.user.username;
+      if (name === 'session_id' && template.startsWith('/api/conversation-')) return conversation;
+      if (name === 'template_id') return String(prompt.body.template.id);
+      if (name === 'session_id' && template.startsWith('/api/sessions/'))
+        return workspace.body.session.session_id;
+      if (name === 'path' && template.startsWith('/api/remote/agent/files')) return files.body?.files?.[0];
+      if (name === 'id' && template.startsWith('/api/remote/machines/') && !template.endsWith('/browse'))
+        return machine.machineId;
+      if (name === 'id' && template.startsWith('/api/remote/sessions/')) return remote.body.session_id;
+      if (name === 'report_id') return report.body.report_id;
+      if (name === 'id' && template.startsWith('/api/autonomous/workflows/')) return workflowId;
+      if (name === 'mid') return '1';
+      if (name === 'provider_name') return provider.body.provider.name;
+      if (name === 'workflow_id' && template.startsWith('/api/summary/')) return refresh.body.workflow_id;
+      return undefined;
+    };
+    const errorSchema = doc.components.schemas.Error;
+    const schemaOf = (response: Json | undefined): Json | undefined => {
+      if (!response) return undefined;
+      if (response.$ref) return schemaOf(doc.components.responses[response.$ref.split('/').pop()]);
+      const schema = response.content?.['application/json']?.schema;
+      return schema?.$ref ? errorSchema : schema;
+    };
     const checked: string[] = [];
+    const skipped: string[] = [];
+    const unschematised: string[] = [];
     const broken: string[] = [];
     for (const [template, item] of Object.entries<Json>(doc.paths)) {
       const op = item.get;
-      if (!op || op['x-schema'] || template.includes('{') || template.endsWith('/stream')) continue;
-      const schema = op.responses['200']?.content?.['application/json']?.schema;
-      if (!schema) continue;
-      const res = await fetch(app.url + template, { headers: s.headers });
-      const body = await res.json();
+      if (!op || op['x-outside-router'] || template.endsWith('/stream') || template.endsWith('/ws')) continue;
+      let url = template;
+      let missing = false;
+      for (const m of template.matchAll(/\{(\w+)\}/g)) {
+        const v = paramValue(template, m[1]!);
+        if (v === undefined) missing = true;
+        else url = url.replace(m[0], encodeURIComponent(v).replace(/%2F/g, '/'));
+      }
+      if (missing) {
+        skipped.push(template);
+        continue;
+      }
+      const res = await fetch(app.url + url, { headers: s.headers, redirect: 'manual' });
+      const type = res.headers.get('content-type') ?? '';
+      const text = await res.text();
+      if (text.includes(ssoSecret)) broken.push(`GET ${url}: answers the identity provider's secret`);
+      const documented = op.responses[String(res.status)];
+      if (!documented) {
+        broken.push(`GET ${url}: status ${res.status} not documented (${text.slice(0, 200)})`);
+        continue;
+      }
+      const schema = schemaOf(documented);
+      if (!schema) {
+        if (res.status < 400) (type.includes('json') ? unschematised : checked).push(template);
+        continue;
+      }
+      if (!type.includes('application/json')) {
+        broken.push(`GET ${url}: ${res.status} documented as JSON, answered ${type}`);
+        continue;
+      }
       checked.push(template);
-      if (res.status !== 200) broken.push(`${template}: ${res.status} ${JSON.stringify(body)}`);
-      else if (!ajv.validate(schema, body))
-        broken.push(`${template}: ${ajv.errorsText()} in ${JSON.stringify(body)}`);
+      if (!ajv.validate(schema, JSON.parse(text)))
+        broken.push(`GET ${url}: ${res.status} ${ajv.errorsText()} in ${text.slice(0, 300)}`);
     }
-    for (const p of ['/api/auth/me', '/api/admin/users', '/api/remote/machines', '/api/remote/sessions'])
+    t.diagnostic(
+      `checked ${checked.length}, JSON without a schema ${unschematised.length}, skipped ${skipped.length}`,
+    );
+    t.diagnostic(`without a schema: ${unschematised.join(' ')}`);
+    t.diagnostic(`skipped (no value for a path parameter): ${skipped.join(' ')}`);
+    for (const p of [
+      '/api/auth/me',
+      '/api/admin/users',
+      '/api/remote/machines',
+      '/api/remote/machines/{id}',
+      '/api/remote/sessions',
+      '/api/analytics/forecast',
+      '/api/remote/sessions/{id}',
+      '/api/compliance/reports/{report_id}',
+      '/api/sessions/{session_id}',
+      '/api/autonomous/workflows',
+      '/api/autonomous/workflows/{id}',
+      '/api/autonomous/workflows/{id}/timeline',
+      '/api/summary/refresh/{workflow_id}',
+      '/api/sso/login/{provider_name}',
+      '/livez',
+      '/readyz',
+    ])
       assert.ok(checked.includes(p), `${p} not checked: ${checked.join(', ')}`);
+    // Every JSON answer has its schema; the one exception is a file of the agent that happens to be JSON.
+    assert.deepEqual(unschematised, ['/api/remote/agent/files/{path}']);
+    assert.ok(!app.logs.join('\n').includes(ssoSecret), "the identity provider's secret is in the logs");
     assert.deepEqual(broken, []);
   });
 

@@ -97,6 +97,7 @@ function Shell() {
           <div class="user">
             <span class="user-name">{user.username}</span>
             <span class="user-role">{user.role}</span>
+            <a href="/api-docs">API reference</a>
             <a href={`/change-password?next=${encodeURIComponent(url)}`}>Change password</a>
             <Button variant="link" onClick={onLogout}>
               Log out

@@ -28,6 +28,7 @@ export interface AppRoute {
 export const routes: AppRoute[] = [
   { path: '/', title: 'Dashboard', nav: 'dashboard', load: () => import('./pages/dashboard/index.tsx') },
   { path: '/messages', title: 'Messages', nav: 'messages', load: () => import('./pages/messages/index.tsx') },
+  { path: '/api-docs', title: 'API reference', load: () => import('./pages/api-docs/index.tsx') },
   {
     path: '/messages/conversations',
     title: 'Conversations',

@@ -22,6 +22,7 @@ import { SEGMENTS, segmentUsers } from '../../../domain/analytics/insights.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
+import * as A from './answers.ts';
 import {
   ANALYSIS_WINDOW_DAYS,
   anomaliesIn,
@@ -61,18 +62,49 @@ const hoursOf = <R extends { hour: number }>(rows: readonly R[], pick: (r: R) =>
 };
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getAnalysisBatch = endpoint({ tags: ['analytics'], query: batchQuery });
-const getAnalysisKeyMetrics = endpoint({ tags: ['analytics'] });
-const getAnalysisHourlyUsage = endpoint({ tags: ['analytics'], query: hourlyQuery });
-const getAnalysisDailyHourlyUsage = endpoint({ tags: ['analytics'] });
-const getAnalysisPeakUsage = endpoint({ tags: ['analytics'] });
-const getAnalysisConversationStats = endpoint({ tags: ['analytics'] });
-const getAnalysisUserSegmentation = endpoint({ tags: ['analytics'] });
-const getAnalysisToolComparison = endpoint({ tags: ['analytics'] });
-const getAnalysisAnomalyTrend = endpoint({ tags: ['analytics'] });
-const getAnalysisRecommendations = endpoint({ tags: ['analytics'] });
-const getAnalysisUserRanking = endpoint({ tags: ['analytics'], query: rankingQuery });
-const getAnalysisAnomalyDetection = endpoint({ tags: ['analytics'], query: anomalyQuery });
+const getAnalysisBatch = endpoint({
+  tags: ['analytics'],
+  query: batchQuery,
+  responses: { 200: A.batchAnswer },
+});
+const getAnalysisKeyMetrics = endpoint({ tags: ['analytics'], responses: { 200: A.keyMetricsAnswer } });
+const getAnalysisHourlyUsage = endpoint({
+  tags: ['analytics'],
+  query: hourlyQuery,
+  responses: { 200: A.hourlyAnswer },
+});
+const getAnalysisDailyHourlyUsage = endpoint({
+  tags: ['analytics'],
+  responses: { 200: A.dailyHourlyAnswer },
+});
+const getAnalysisPeakUsage = endpoint({ tags: ['analytics'], responses: { 200: A.peakAnswer } });
+const getAnalysisConversationStats = endpoint({
+  tags: ['analytics'],
+  responses: { 200: A.conversationStatsAnswer },
+});
+const getAnalysisUserSegmentation = endpoint({
+  tags: ['analytics'],
+  responses: { 200: A.segmentationAnswer },
+});
+const getAnalysisToolComparison = endpoint({
+  tags: ['analytics'],
+  responses: { 200: A.toolComparisonAnswer },
+});
+const getAnalysisAnomalyTrend = endpoint({ tags: ['analytics'], responses: { 200: A.anomalyTrendAnswer } });
+const getAnalysisRecommendations = endpoint({
+  tags: ['analytics'],
+  responses: { 200: A.recommendationsAnswer },
+});
+const getAnalysisUserRanking = endpoint({
+  tags: ['analytics'],
+  query: rankingQuery,
+  responses: { 200: A.rankingAnswer },
+});
+const getAnalysisAnomalyDetection = endpoint({
+  tags: ['analytics'],
+  query: anomalyQuery,
+  responses: { 200: A.anomalyDetectionAnswer },
+});
 
 export function analysisRouter(deps: AppDeps): Router {
   const r = Router();

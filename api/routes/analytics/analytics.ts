@@ -20,6 +20,7 @@ import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requireAdmin, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
+import { anyObject, count, day, nullableString } from '../../openapi/shapes.ts';
 import { csvCell } from '../audit-logs.ts';
 import {
   ANALYSIS_WINDOW_DAYS,
@@ -63,9 +64,66 @@ const EXPORT_COLUMNS = [
 type ExportRow = Record<(typeof EXPORT_COLUMNS)[number], string | number>;
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getAnalyticsReport = endpoint({ tags: ['analytics'], query: reportQuery });
-const getAnalyticsEfficiency = endpoint({ tags: ['analytics'] });
-const getAnalyticsExport = endpoint({ tags: ['analytics'], query: exportQuery });
+const getAnalyticsReport = endpoint({
+  tags: ['analytics'],
+  query: reportQuery,
+  responses: {
+    200: z.looseObject({
+      period: z.looseObject({ start: day, end: day, days: count }),
+      scope: z.looseObject({ tenant_id: z.number().int().nullable() }),
+      summary: anyObject,
+      by_tool: z.array(z.looseObject({ tool_name: z.string() })),
+      top_users: z.array(anyObject),
+      trends: anyObject.optional().meta({ description: 'With trends=true' }),
+      anomalies: z
+        .looseObject({ count, items: z.array(anyObject) })
+        .optional()
+        .meta({ description: 'With anomalies=true' }),
+    }),
+  },
+});
+const getAnalyticsEfficiency = endpoint({
+  tags: ['analytics'],
+  responses: {
+    200: z.looseObject({
+      start: day,
+      end: day,
+      overall: z.looseObject({ tokens: count, requests: count, messages: count }),
+      by_tool: z.array(z.looseObject({ tool_name: z.string(), tokens: count, requests: count })),
+      by_user: z.array(anyObject),
+    }),
+  },
+});
+const getAnalyticsExport = endpoint({
+  tags: ['analytics'],
+  description: 'format=csv answers text/csv with the same columns as the JSON rows.',
+  query: exportQuery,
+  alsoAnswers: { 200: ['text/csv'] },
+  responses: {
+    200: z.looseObject({
+      start: day,
+      end: day,
+      days: count,
+      count,
+      truncated: z.boolean(),
+      exported_at: z.string(),
+      rows: z.array(
+        z.looseObject({
+          date: day,
+          tool_name: z.string(),
+          host_name: nullableString,
+          sender_name: nullableString,
+          tenant_id: z.number().int().nullable(),
+          tokens: count,
+          input_tokens: count,
+          output_tokens: count,
+          messages: count,
+          requests: count,
+        }),
+      ),
+    }),
+  },
+});
 
 export function exportCsv(rows: readonly ExportRow[]): string {
   const lines = [EXPORT_COLUMNS.join(',')];

@@ -26,6 +26,9 @@ const milestoneParams = workflowParams.extend({
 });
 const batchParams = z.object({ id: z.string().max(64).regex(BATCH_ID, 'must be a batch id (ab-<uuid>)') });
 
+/** The path parameters as this module parses them, for the routes' declarations (the API document). */
+export const AUTONOMOUS_PARAMS = { workflow: workflowParams, milestone: milestoneParams, batch: batchParams };
+
 export const WORKFLOW_NOT_FOUND = 'Autonomous workflow not found';
 export const MILESTONE_NOT_FOUND = 'Milestone not found';
 

@@ -13,7 +13,8 @@ import { autonomousRuns } from '../../../services/autonomous/temporal-runs.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
-import { autonomousAccess } from './access.ts';
+import { AUTONOMOUS_PARAMS, autonomousAccess } from './access.ts';
+import { workflowAnswer } from './answers.ts';
 import { controlView, workflowView } from './views.ts';
 
 export const MAX_FEEDBACK_CHARS = 20_000;
@@ -52,16 +53,52 @@ const ACTION: Record<ControlRequest['type'], string> = {
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts). A control
 // without a body accepts none or `{}`.
 const tags = ['autonomous'];
-const control = endpoint({ tags, summary: 'Apply a control to the workflow', body: emptyBody });
-const cancelRound = endpoint({ tags, summary: "Cancel the milestone's current round", body: emptyBody });
+// controlView: the fresh workflow row merged with the ControlResult.
+const controlAnswer = workflowAnswer.extend({ phase: z.string(), paused_by: z.string().nullable() });
+const controlled = { responses: { 200: controlAnswer }, errors: [409, 503] };
+const control = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags,
+  summary: 'Apply a control to the workflow',
+  body: emptyBody,
+  ...controlled,
+});
+const cancelRound = endpoint({
+  params: AUTONOMOUS_PARAMS.milestone,
+  tags,
+  summary: "Cancel the milestone's current round",
+  body: emptyBody,
+  ...controlled,
+});
 const resumeWithFeedback = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
   tags,
   summary: 'Resume with feedback for the agent',
   body: feedbackBody,
+  ...controlled,
 });
-const verificationOverride = endpoint({ tags, summary: 'Accept a failed verification', body: overrideBody });
-const extendPlanning = endpoint({ tags, summary: 'Extend the planning timeout', body: extendBody });
-const forkAtMilestone = endpoint({ tags, summary: 'Fork a new workflow at a milestone', body: emptyBody });
+const verificationOverride = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags,
+  summary: 'Accept a failed verification',
+  body: overrideBody,
+  ...controlled,
+});
+const extendPlanning = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags,
+  summary: 'Extend the planning timeout',
+  body: extendBody,
+  ...controlled,
+});
+const forkAtMilestone = endpoint({
+  params: AUTONOMOUS_PARAMS.milestone,
+  tags,
+  summary: 'Fork a new workflow at a milestone',
+  body: emptyBody,
+  responses: { 201: workflowAnswer },
+  errors: [409, 503],
+});
 
 export function autonomousControlsRouter(deps: AppDeps): Router {
   const r = Router();

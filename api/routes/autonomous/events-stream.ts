@@ -21,7 +21,7 @@ import {
 } from '../../../services/autonomous/activity-bus.ts';
 import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
-import { autonomousAccess } from './access.ts';
+import { AUTONOMOUS_PARAMS, autonomousAccess } from './access.ts';
 
 const EVENT_TYPES = new Set([
   'tool_use',
@@ -72,7 +72,11 @@ const WIRE: Record<(typeof FIELDS)[number], string> = {
 const mentionsThinking = (v: unknown) => typeof v === 'string' && v.toLowerCase().includes('thinking');
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getAutonomousWorkflowsEventsStream = endpoint({ tags: ['autonomous'] });
+const getAutonomousWorkflowsEventsStream = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags: ['autonomous'],
+  responses: { 200: "Server-sent events (text/event-stream): the workflow's activity" },
+});
 
 /** The SSE frame of a bus event, or null when the event is not to be sent. */
 export function activityFrame(e: AutonomousActivityEvent): string | null {

@@ -13,7 +13,7 @@ import { localForgeFromSettings } from '../../../services/forge/local-forge.ts';
 import { LocalRepositories } from '../../../services/forge/local-repositories.ts';
 import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
-import { autonomousAccess } from './access.ts';
+import { AUTONOMOUS_PARAMS, autonomousAccess } from './access.ts';
 
 export const DEFAULT_TRANSCRIPT_PAGE = 200;
 export const MAX_TRANSCRIPT_PAGE = 1000;
@@ -30,10 +30,56 @@ const fileStats = (files: { path: string; additions: number; deletions: number }
   files.map((f) => ({ path: f.path, additions: f.additions, deletions: f.deletions }));
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getAutonomousWorkflowsMilestonesSession = endpoint({ tags: ['autonomous'], query: pageQuery });
-const getAutonomousWorkflowsMilestonesDiff = endpoint({ tags: ['autonomous'] });
-const getAutonomousWorkflowsPrDiff = endpoint({ tags: ['autonomous'] });
-const getAutonomousWorkflowsPrStats = endpoint({ tags: ['autonomous'] });
+const fileStat = z.looseObject({
+  path: z.string(),
+  additions: z.number().int(),
+  deletions: z.number().int(),
+});
+const prBaseAnswer = {
+  workflow_id: z.string(),
+  pr_number: z.number().int(),
+  pr_url: z.string().nullable(),
+  status: z.string(),
+  head_branch: z.string().nullable(),
+  base_branch: z.string().nullable(),
+  head_sha: z.string().nullable(),
+  merge_base_sha: z.string().nullable(),
+  additions: z.number().int(),
+  deletions: z.number().int(),
+  files: z.array(fileStat),
+};
+const getAutonomousWorkflowsMilestonesSession = endpoint({
+  params: AUTONOMOUS_PARAMS.milestone,
+  tags: ['autonomous'],
+  query: pageQuery,
+  responses: { 200: z.looseObject({ workflow_id: z.string(), milestone_id: z.number().int() }) },
+});
+const getAutonomousWorkflowsMilestonesDiff = endpoint({
+  params: AUTONOMOUS_PARAMS.milestone,
+  tags: ['autonomous'],
+  responses: {
+    200: z.looseObject({
+      workflow_id: z.string(),
+      milestone_id: z.number().int(),
+      commit_sha: z.string().nullable(),
+      diff: z.string(),
+      truncated: z.boolean(),
+      additions: z.number().int(),
+      deletions: z.number().int(),
+      files: z.array(fileStat),
+    }),
+  },
+});
+const getAutonomousWorkflowsPrDiff = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags: ['autonomous'],
+  responses: { 200: z.looseObject({ ...prBaseAnswer, diff: z.string(), truncated: z.boolean() }) },
+});
+const getAutonomousWorkflowsPrStats = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags: ['autonomous'],
+  responses: { 200: z.looseObject({ ...prBaseAnswer, changed_files: z.number().int() }) },
+});
 
 export function autonomousReadsRouter(deps: AppDeps): Router {
   const r = Router();

@@ -16,6 +16,7 @@ import { batchesRepository } from '../../../db/repositories/autonomous/batches.t
 import { milestonesRepository } from '../../../db/repositories/autonomous/milestones.ts';
 import { type WorkflowRow, workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
 import { workflowListReader } from '../../../domain/autonomous/access.ts';
+import { CREATE_BODY_SCHEMAS } from '../../../domain/autonomous/create-input.ts';
 import { WORKFLOW_STATUSES } from '../../../domain/autonomous/states.ts';
 import { ServiceUnavailableError } from '../../../domain/errors.ts';
 import { createAutonomousWorkflows } from '../../../services/autonomous/create-workflows.ts';
@@ -24,7 +25,8 @@ import { autonomousRuns, BACKGROUND_UNAVAILABLE } from '../../../services/autono
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
-import { autonomousAccess, BATCH_ID } from './access.ts';
+import { AUTONOMOUS_PARAMS, autonomousAccess, BATCH_ID } from './access.ts';
+import { createdAnswer, milestoneAnswer, workflowAnswer, workflowDetailAnswer } from './answers.ts';
 import { batchView, milestoneView, workflowDetailView, workflowView } from './views.ts';
 
 export const DEFAULT_WORKFLOW_PAGE = 50;
@@ -41,12 +43,59 @@ const listQuery = z
   .strict();
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getAutonomousWorkflows = endpoint({ tags: ['autonomous'], query: listQuery });
-const getAutonomousWorkflow = endpoint({ tags: ['autonomous'] });
-const getAutonomousWorkflowsTimeline = endpoint({ tags: ['autonomous'] });
-const getAutonomousWorkflowsForks = endpoint({ tags: ['autonomous'] });
-const deleteAutonomousWorkflows = endpoint({ tags: ['autonomous'] });
-const deleteAutonomousBatches = endpoint({ tags: ['autonomous'] });
+// The body is parsed by domain/autonomous/create-input.ts (400 naming the field), which picks one of
+// its two zod schemas (`items` present: a batch); the document shows those same schemas.
+const postAutonomousWorkflows = endpoint({
+  tags: ['autonomous'],
+  summary: 'Create an autonomous workflow, or a batch of them',
+  selfParsedBody: {
+    description:
+      'One workflow ({requirement, project_path, ...}) or a batch ({items: [...], project_path, ...}); ' +
+      'parsed by parseCreateInput (domain/autonomous/create-input.ts) with these schemas.',
+    content: {
+      'application/json': z.union([CREATE_BODY_SCHEMAS.single, CREATE_BODY_SCHEMAS.batch]),
+    },
+  },
+  responses: { 201: createdAnswer },
+  errors: [503],
+});
+const getAutonomousWorkflows = endpoint({
+  tags: ['autonomous'],
+  query: listQuery,
+  responses: {
+    200: z.looseObject({
+      workflows: z.array(workflowAnswer),
+      total: z.number().int(),
+      limit: z.number().int(),
+      offset: z.number().int(),
+    }),
+  },
+});
+const getAutonomousWorkflow = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags: ['autonomous'],
+  responses: { 200: workflowDetailAnswer },
+});
+const getAutonomousWorkflowsTimeline = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags: ['autonomous'],
+  responses: { 200: z.looseObject({ workflow_id: z.string(), milestones: z.array(milestoneAnswer) }) },
+});
+const getAutonomousWorkflowsForks = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags: ['autonomous'],
+  responses: { 200: z.looseObject({ workflow_id: z.string(), forks: z.array(workflowAnswer) }) },
+});
+const deleteAutonomousWorkflows = endpoint({
+  params: AUTONOMOUS_PARAMS.workflow,
+  tags: ['autonomous'],
+  responses: { 204: 'Deleted' },
+});
+const deleteAutonomousBatches = endpoint({
+  params: AUTONOMOUS_PARAMS.batch,
+  tags: ['autonomous'],
+  responses: { 204: 'Deleted' },
+});
 
 export function autonomousWorkflowsRouter(deps: AppDeps): Router {
   const r = Router();
@@ -56,7 +105,7 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
   const batches = batchesRepository(deps.database);
   const runs = autonomousRuns(deps.temporal);
 
-  r.post('/api/autonomous/workflows', async (req, res) => {
+  r.post('/api/autonomous/workflows', postAutonomousWorkflows, async (req, res) => {
     const created = await createAutonomousWorkflows(deps, req.auth.user, req.body);
     const rows: WorkflowRow[] = created.kind === 'single' ? [created.workflow] : created.workflows;
     const started: string[] = [];

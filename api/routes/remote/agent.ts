@@ -15,6 +15,7 @@ import {
   NotImplementedError,
   UnauthorizedError,
 } from '../../../domain/errors.ts';
+import { heartbeatNeedsWrite } from '../../../domain/remote-heartbeat.ts';
 import { hashRemoteSecret, newRemoteSecret, remoteSecretMatches } from '../../../domain/remote-tokens.ts';
 import { remoteBus, topics } from '../../../services/remote-bus.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
@@ -75,11 +76,53 @@ const postRemoteAgentRegister = endpoint({
   responses: { 201: z.object({ machine_id: z.string(), agent_token: z.string() }) },
   auth: 'public',
 });
-const getRemoteAgentWs = endpoint({ tags: ['remote'] });
-const postRemoteAgentMessage = endpoint({ tags: ['remote'], body: messageBody });
-const getRemoteAgentInstallSh = endpoint({ tags: ['remote'] });
-const getRemoteAgentInstallPs1 = endpoint({ tags: ['remote'] });
-const getRemoteAgentFiles = endpoint({ tags: ['remote'] });
+// Reserved by the spec: answers 501 until the WebSocket transport exists.
+const getRemoteAgentWs = endpoint({
+  tags: ['remote'],
+  description: 'Reserved by the specification for a WebSocket transport: answers 501 until it exists.',
+  responses: {},
+  errors: [501],
+});
+const postRemoteAgentMessage = endpoint({
+  tags: ['remote'],
+  summary: 'Agent long poll: events and heartbeat in, commands out',
+  body: messageBody,
+  responses: {
+    200: z.looseObject({
+      commands: z.array(z.looseObject({})),
+      server_time: z.string(),
+      // PROTOCOL.md: the number of events dropped as malformed or unknown.
+      rejected_events: z.number().int().nonnegative().optional(),
+    }),
+  },
+});
+const getRemoteAgentInstallSh = endpoint({
+  tags: ['remote'],
+  summary: 'The agent installer for Linux and macOS',
+  responses: { 200: 'A POSIX shell script' },
+});
+const getRemoteAgentInstallPs1 = endpoint({
+  tags: ['remote'],
+  summary: 'The agent installer for Windows',
+  responses: { 200: 'A PowerShell script' },
+});
+const getRemoteAgentFiles = endpoint({
+  tags: ['remote'],
+  summary: "The agent program's file list",
+  responses: { 200: z.looseObject({ files: z.array(z.string()) }) },
+});
+// Public like the installer that fetches it: the agent's own files only (loadAgentFile).
+const getRemoteAgentFile = endpoint({
+  tags: ['remote'],
+  summary: "One file of the agent program (the installer's download)",
+  auth: 'public',
+  params: z.object({
+    path: z
+      .union([z.string(), z.array(z.string())])
+      .meta({ type: 'string', description: 'A path from GET /api/remote/agent/files' }),
+  }),
+  responses: { 200: 'The file (text/javascript, application/json or text/plain)' },
+});
 
 export function agentRouter(deps: AppDeps): Router {
   const r = Router();
@@ -233,10 +276,10 @@ export function agentRouter(deps: AppDeps): Router {
     res.on('close', () => gone.abort());
     const machine = await authenticateAgent(req);
     const body = postRemoteAgentMessage.body(req);
-    await machines.recordHeartbeat(machine.machineId, deps.now(), {
-      agentVersion: body.heartbeat?.agent_version,
-      ipAddress: req.ip,
-    });
+    const heartbeat = { agentVersion: body.heartbeat?.agent_version, ipAddress: req.ip };
+    // Written at most once a second (domain/remote-heartbeat.ts): not a commit in front of every poll.
+    if (heartbeatNeedsWrite(machine, deps.now(), heartbeat))
+      await machines.recordHeartbeat(machine.machineId, deps.now(), heartbeat);
     const processed = await events.ingest(machine.machineId, body.events, req.log, machine.machineKey);
 
     // Long poll: claim now, or wait until a command is queued for this machine (woken through the bus
@@ -272,8 +315,8 @@ export function agentRouter(deps: AppDeps): Router {
     res.json({ files: listAgentFiles() });
   });
 
-  r.get('/api/remote/agent/files/*path', async (req, res) => {
-    const raw = (req.params as { path?: string | string[] }).path;
+  r.get('/api/remote/agent/files/*path', getRemoteAgentFile, async (req, res) => {
+    const raw = getRemoteAgentFile.params(req).path;
     const rel = Array.isArray(raw) ? raw.join('/') : String(raw ?? '');
     // Only names from the agent's own file list are served (loadAgentFile never touches other paths).
     const file = await loadAgentFile(rel);

@@ -47,9 +47,35 @@ const idParam = z.object({ id: tenantId });
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
 const tags = ['remote'];
-const listKeys = endpoint({ tags, summary: 'Stored provider keys (masked)', query: listQuery });
-const createKey = endpoint({ tags, summary: 'Store a provider key (encrypted at rest)', body: createBody });
-const deleteKey = endpoint({ tags, summary: 'Delete a stored provider key', params: idParam });
+const storedKeyAnswer = z.looseObject({
+  id: z.number().int(),
+  tenant_id: z.number().int().nullable(),
+  provider: z.string(),
+  key_name: z.string().nullable(),
+  masked_key: z.string(),
+  base_url: z.string().nullable(),
+  is_active: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+const listKeys = endpoint({
+  tags,
+  summary: 'Stored provider keys (masked)',
+  query: listQuery,
+  responses: { 200: z.looseObject({ success: z.literal(true), keys: z.array(storedKeyAnswer) }) },
+});
+const createKey = endpoint({
+  tags,
+  summary: 'Store a provider key (encrypted at rest)',
+  body: createBody,
+  responses: { 201: z.looseObject({ success: z.literal(true), key: storedKeyAnswer }) },
+});
+const deleteKey = endpoint({
+  tags,
+  summary: 'Delete a stored provider key',
+  params: idParam,
+  responses: { 200: z.looseObject({ success: z.literal(true) }) },
+});
 
 export function apiKeyVaultRouter(deps: AppDeps): Router {
   const r = Router();

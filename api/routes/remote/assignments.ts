@@ -29,9 +29,43 @@ const uidParam = z.coerce.number().int().positive();
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
 // The handler parses `uid` alone (its 400 names no field); the same schema documents it.
-const deleteRemoteMachinesAssign = endpoint({ tags: ['remote'], params: z.object({ uid: uidParam }) });
-const postRemoteMachinesAssign = endpoint({ tags: ['remote'], body: assignBody });
-const getRemoteMachinesUsers = endpoint({ tags: ['remote'] });
+const deleteRemoteMachinesAssign = endpoint({
+  tags: ['remote'],
+  params: z.object({ uid: uidParam }),
+  responses: { 200: z.looseObject({ success: z.literal(true), sessions_stopped: z.array(z.string()) }) },
+});
+const postRemoteMachinesAssign = endpoint({
+  tags: ['remote'],
+  body: assignBody,
+  responses: {
+    200: z.looseObject({
+      success: z.literal(true),
+      assignment: z.looseObject({
+        machine_id: z.string(),
+        user_id: z.number().int(),
+        permission: z.string(),
+        granted_by: z.number().int().nullable(),
+        granted_at: z.string(),
+      }),
+    }),
+  },
+});
+const getRemoteMachinesUsers = endpoint({
+  tags: ['remote'],
+  responses: {
+    200: z.looseObject({
+      machine_id: z.string(),
+      users: z.array(
+        z.looseObject({
+          user_id: z.number().int(),
+          username: z.string(),
+          permission: z.string(),
+          granted_at: z.string(),
+        }),
+      ),
+    }),
+  },
+});
 
 export function assignmentsRouter(deps: AppDeps): Router {
   const r = Router();

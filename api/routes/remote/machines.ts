@@ -32,9 +32,19 @@ const getRemoteMachinesAvailable = endpoint({
   summary: 'Machines the caller may start a session on',
   responses: { 200: z.object({ machines: z.array(machineSchema) }) },
 });
-const getRemoteMachine = endpoint({ tags: ['remote'] });
-const deleteRemoteMachines = endpoint({ tags: ['remote'] });
-const getRemoteMachinesBrowse = endpoint({ tags: ['remote'] });
+const getRemoteMachine = endpoint({ tags: ['remote'], responses: { 200: machineSchema } });
+const deleteRemoteMachines = endpoint({
+  tags: ['remote'],
+  responses: { 200: z.looseObject({ success: z.literal(true), machine_id: z.string() }) },
+});
+// Reserved by the spec: answers 501 (after the visibility check) until the WebSocket transport exists.
+const getRemoteMachinesBrowse = endpoint({
+  tags: ['remote'],
+  description:
+    'Reserved by the specification: answers 501 (after the visibility check) until the transport exists.',
+  responses: {},
+  errors: [501],
+});
 
 export function machinesRouter(deps: AppDeps): Router {
   const r = Router();

@@ -28,7 +28,15 @@ function startIndex(req: Request, from: number | undefined): number {
 }
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getRemoteSessionsOutputStream = endpoint({ tags: ['remote'], query: query });
+const getRemoteSessionsOutputStream = endpoint({
+  tags: ['remote'],
+  summary: "A session's output as server-sent events (resumes from Last-Event-ID)",
+  query: query,
+  responses: {
+    200: 'Server-sent events (text/event-stream): one event per output line, id = event_index',
+    204: 'The session has ended and nothing is left to send',
+  },
+});
 
 export function outputStreamRouter(deps: AppDeps): Router {
   const r = Router();

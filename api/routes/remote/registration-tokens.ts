@@ -59,9 +59,43 @@ function tokenView(row: RegistrationTokenRow, now: Date) {
 }
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const postRemoteMachinesRegister = endpoint({ tags: ['remote'], body: createBody });
-const getRemoteMachinesRegistrationTokens = endpoint({ tags: ['remote'] });
-const deleteRemoteMachinesRegistrationTokens = endpoint({ tags: ['remote'] });
+const postRemoteMachinesRegister = endpoint({
+  tags: ['remote'],
+  summary: 'Create a one-time machine registration token (shown once)',
+  body: createBody,
+  responses: {
+    201: z.looseObject({
+      registration_token: z.string(),
+      id: z.number().int(),
+      tenant_id: z.number().int(),
+      machine_id: z.string().nullable(),
+      expires_at: z.string(),
+    }),
+  },
+});
+const getRemoteMachinesRegistrationTokens = endpoint({
+  tags: ['remote'],
+  summary: 'Registration tokens (never the token itself)',
+  responses: {
+    200: z.looseObject({
+      tokens: z.array(
+        z.looseObject({
+          id: z.number().int(),
+          tenant_id: z.number().int().nullable(),
+          machine_id: z.string().nullable(),
+          created_at: z.string().nullable(),
+          expires_at: z.string().nullable(),
+          status: z.string(),
+        }),
+      ),
+    }),
+  },
+});
+const deleteRemoteMachinesRegistrationTokens = endpoint({
+  tags: ['remote'],
+  responses: { 200: z.looseObject({ success: z.literal(true), id: z.number().int() }) },
+  errors: [409],
+});
 
 export function registrationTokensRouter(deps: AppDeps): Router {
   const r = Router();

@@ -31,7 +31,13 @@ import { endpoint } from '../../openapi/endpoint.ts';
 import { remoteSessionControl } from '../../remote-session-control.ts';
 import { remoteAccess, type SessionAccess } from './access.ts';
 import { publicUrl } from './public-url.ts';
-import { sessionDetailSchema, sessionDetailView, sessionSchema, sessionView } from './views.ts';
+import {
+  outputEventSchema,
+  sessionDetailSchema,
+  sessionDetailView,
+  sessionSchema,
+  sessionView,
+} from './views.ts';
 
 /** How long a permission answer waits for the agent to confirm it reached the CLI. */
 export const PERMISSION_ACK_WAIT_MS = 10_000;
@@ -63,20 +69,94 @@ const outputQuery = z.object({
 });
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const postRemoteSessions = endpoint({ tags: ['remote'], body: createBody });
+const commandAnswer = z.looseObject({
+  success: z.literal(true),
+  session_id: z.string(),
+  command_id: z.string(),
+});
+const controlAnswer = z.looseObject({
+  success: z.literal(true),
+  session_id: z.string(),
+  status: z.string(),
+  model: z.string().nullable(),
+  agent_acknowledged: z.boolean(),
+  agent_response: z.looseObject({}).nullable(),
+});
+const postRemoteSessions = endpoint({
+  tags: ['remote'],
+  body: createBody,
+  responses: {
+    201: z.looseObject({
+      success: z.literal(true),
+      session_id: z.string(),
+      status: z.string(),
+      session: sessionDetailSchema.nullable(),
+    }),
+  },
+  errors: [409, 503],
+});
 const getRemoteSessions = endpoint({
   tags: ['remote'],
   summary: "The caller's sessions and those on machines it administers",
   responses: { 200: z.object({ sessions: z.array(sessionSchema) }) },
 });
-const postRemoteSessionsChat = endpoint({ tags: ['remote'], body: chatBody });
-const postRemoteSessionsPause = endpoint({ tags: ['remote'] });
-const postRemoteSessionsResume = endpoint({ tags: ['remote'] });
-const postRemoteSessionsStop = endpoint({ tags: ['remote'] });
-const postRemoteSessionsAbort = endpoint({ tags: ['remote'] });
-const postRemoteSessionsModel = endpoint({ tags: ['remote'], body: modelBody });
-const postRemoteSessionsPermission = endpoint({ tags: ['remote'], body: permissionBody });
-const getRemoteSessionsOutput = endpoint({ tags: ['remote'], query: outputQuery });
+const postRemoteSessionsChat = endpoint({
+  tags: ['remote'],
+  body: chatBody,
+  responses: { 200: commandAnswer },
+  errors: [409],
+});
+const postRemoteSessionsPause = endpoint({
+  tags: ['remote'],
+  responses: { 200: controlAnswer },
+  errors: [409],
+});
+const postRemoteSessionsResume = endpoint({
+  tags: ['remote'],
+  responses: { 200: controlAnswer },
+  errors: [409],
+});
+const postRemoteSessionsStop = endpoint({
+  tags: ['remote'],
+  responses: { 200: controlAnswer },
+  errors: [409],
+});
+const postRemoteSessionsAbort = endpoint({
+  tags: ['remote'],
+  responses: { 200: commandAnswer },
+  errors: [409],
+});
+const postRemoteSessionsModel = endpoint({
+  tags: ['remote'],
+  body: modelBody,
+  responses: { 200: controlAnswer },
+  errors: [409],
+});
+const permissionAnswer = z.looseObject({
+  success: z.boolean(),
+  session_id: z.string(),
+  command_id: z.string(),
+  agent_acknowledged: z.boolean(),
+  agent_response: z.looseObject({}).nullable(),
+});
+const postRemoteSessionsPermission = endpoint({
+  tags: ['remote'],
+  body: permissionBody,
+  responses: { 200: permissionAnswer, 202: permissionAnswer },
+  errors: [409],
+});
+const getRemoteSessionsOutput = endpoint({
+  tags: ['remote'],
+  query: outputQuery,
+  responses: {
+    200: z.looseObject({
+      session_id: z.string(),
+      status: z.string(),
+      events: z.array(outputEventSchema),
+      next_index: z.number().int(),
+    }),
+  },
+});
 const getRemoteSession = endpoint({
   tags: ['remote'],
   summary: 'A session with a page of its output',

@@ -32,7 +32,11 @@ const pollBody = z.object({
 });
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const postRemoteAgentTerminals = endpoint({ tags: ['remote'], body: pollBody });
+const postRemoteAgentTerminals = endpoint({
+  tags: ['remote'],
+  body: pollBody,
+  responses: { 200: z.looseObject({ input: z.array(z.unknown()), closed: z.boolean() }) },
+});
 
 export function terminalAgentRouter(deps: AppDeps): Router {
   const r = Router();

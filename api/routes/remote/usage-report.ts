@@ -78,7 +78,17 @@ export function usageReportRouter(deps: AppDeps): Router {
 
   // The route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts): the limits
   // come from settings, so it is made here.
-  const postRemoteUsageReport = endpoint({ tags: ['remote'], auth: ['proxyToken'], body: reportBody });
+  const usageReportAnswer = z.looseObject({
+    success: z.literal(true),
+    duplicate: z.boolean(),
+    counted: z.boolean(),
+  });
+  const postRemoteUsageReport = endpoint({
+    tags: ['remote'],
+    auth: ['proxyToken'],
+    body: reportBody,
+    responses: { 200: usageReportAnswer, 201: usageReportAnswer },
+  });
 
   r.post('/api/remote/usage-report', postRemoteUsageReport, async (req, res) => {
     const token = proxyTokenOf(req);

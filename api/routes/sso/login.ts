@@ -8,6 +8,7 @@
 // refused) writes SSO_LOGIN_REFUSED with its reason and answers a generic error. SAML providers start
 // through services/sso/saml/login.ts; their ACS is mounted by api/routes/sso/saml.ts.
 import { type Request, type Response, Router } from 'express';
+import { z } from 'zod';
 import type { AppError } from '../../../domain/errors.ts';
 import { BadRequestError, NotFoundError } from '../../../domain/errors.ts';
 import { DEFAULT_RETURN_TO, safeReturnTo } from '../../../domain/sso/return-to.ts';
@@ -30,7 +31,33 @@ const noStore = (res: Response) => {
 };
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getSsoCallbackName = endpoint({ tags: ['sso'] });
+const getSsoCallbackName = endpoint({
+  tags: ['sso'],
+  summary: 'OAuth2/OIDC callback (from the browser that started the login)',
+  description:
+    'Signs in and redirects to the bound return_to; refusals are audited. A browser sees refusals on the login page.',
+  auth: 'public',
+  responses: { 302: 'Signed in (session cookie set): redirect to the return_to' },
+  errors: [400, 401, 403, 503],
+});
+// `return_to` is read as sent: an unsafe value is an audited 400 with UNSAFE_RETURN_TO.
+const getSsoLogin = endpoint({
+  tags: ['sso'],
+  summary: 'Start a single sign-on login',
+  description:
+    'Redirects the browser to the identity provider (OAuth2/OIDC authorization or SAML HTTP-Redirect). ' +
+    'A browser (Accept: text/html) sees refusals on the login page instead of JSON.',
+  auth: 'public',
+  params: z.object({ provider_name: z.string() }),
+  query: z.object({
+    return_to: z
+      .unknown()
+      .optional()
+      .meta({ type: 'string', description: 'A relative path on this site to return to after sign-in' }),
+  }),
+  responses: { 302: 'Redirect to the identity provider' },
+  errors: [403, 404, 503],
+});
 
 export function ssoLoginRouter(deps: AppDeps): Router {
   const r = Router();
@@ -46,10 +73,10 @@ export function ssoLoginRouter(deps: AppDeps): Router {
     }
   };
 
-  r.get('/api/sso/login/:provider_name', async (req, res) => {
+  r.get('/api/sso/login/:provider_name', getSsoLogin, async (req, res) => {
     noStore(res);
     const name = String(req.params.provider_name);
-    const raw = req.query.return_to;
+    const raw = getSsoLogin.query(req).return_to;
     let returnTo = DEFAULT_RETURN_TO;
     if (raw !== undefined) {
       const safe = safeReturnTo(raw);

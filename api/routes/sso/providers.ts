@@ -45,14 +45,74 @@ const headSchema = z.object({
 export const loginUrlOf = (name: string) => `/api/sso/login/${encodeURIComponent(name)}`;
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const deleteSsoProvidersName = endpoint({ tags: ['sso'] });
+const deleteSsoProvidersName = endpoint({
+  tags: ['sso'],
+  summary: 'Disable an identity provider',
+  responses: { 200: z.looseObject({ success: z.literal(true), message: z.string() }) },
+});
+const providerView = z.looseObject({
+  name: z.string(),
+  provider_type: z.enum(['oauth2', 'oidc', 'saml']),
+  login_url: z.string(),
+  tenant_id: z.number().int().nullable().optional().meta({ description: 'Administrators only' }),
+});
+const getSsoProviders = endpoint({
+  tags: ['sso'],
+  summary: 'Active identity providers (public fields only)',
+  description:
+    'Credentials optional. Without a session: the platform-wide providers plus those of the tenant named by ' +
+    "`tenant` (when active with SSO enabled). With a session: platform-wide plus the caller tenant's " +
+    '(system administrators: all), and `tenant_id` for administrators.',
+  auth: 'public',
+  query: z.object({
+    // Read as sent: anything but a string names no tenant (never a 400 on a login page).
+    tenant: z
+      .unknown()
+      .optional()
+      .transform((v) => (typeof v === 'string' ? v.slice(0, 100) : undefined))
+      .meta({ type: 'string', description: 'A tenant slug (used without a session)' }),
+  }),
+  responses: { 200: z.looseObject({ providers: z.array(providerView) }) },
+});
+// The fields beyond the head depend on provider_type: oidcRegistrationSchema,
+// oauth2RegistrationSchema (domain/sso/provider-config.ts) or the SAML registration
+// (services/sso/saml/registration.ts); each is checked after the head.
+const postSsoProviders = endpoint({
+  tags: ['sso'],
+  summary: 'Register an identity provider (system administrators)',
+  description:
+    'The fields beyond name, provider_type and tenant_id depend on provider_type: oidc (issuer_url, client_id, ' +
+    'client_secret, redirect_uri, scopes, attribute_mapping), oauth2 (authorization_url, token_url, userinfo_url, ' +
+    'client_id, client_secret, redirect_uri, scopes, attribute_mapping, trust_email) or saml (IdP metadata or ' +
+    'entity id, SSO URL and certificate). Secrets are stored encrypted and never returned.',
+  body: headSchema
+    .extend({
+      tenant_id: headSchema.shape.tenant_id.meta({
+        type: ['integer', 'null'],
+        description: 'The tenant (absent or null: platform-wide)',
+      }),
+    })
+    .loose(),
+  responses: {
+    201: z.looseObject({
+      success: z.literal(true),
+      provider: z.looseObject({
+        name: z.string(),
+        provider_type: z.enum(['oauth2', 'oidc', 'saml']),
+        tenant_id: z.number().int().nullable(),
+        login_url: z.string(),
+      }),
+    }),
+  },
+  errors: [409],
+});
 
 export function ssoProvidersRouter(deps: AppDeps): Router {
   const r = Router();
   const repo = () => ssoProvidersRepository(deps.database);
   const auth = authenticate(deps);
 
-  r.get('/api/sso/providers', async (req, res) => {
+  r.get('/api/sso/providers', getSsoProviders, async (req, res) => {
     const session = await resolveSession(deps, req);
     let rows: Awaited<ReturnType<ReturnType<typeof repo>['listActive']>>;
     let admin = false;
@@ -61,7 +121,7 @@ export function ssoProvidersRouter(deps: AppDeps): Router {
       admin = isSystemAdmin(u) || u.role === 'tenant_admin' || session.auth.permissions.has('admin_access');
       rows = await repo().listActive(isSystemAdmin(u) ? undefined : u.tenantId != null ? [u.tenantId] : []);
     } else {
-      const slug = typeof req.query.tenant === 'string' ? req.query.tenant.slice(0, 100) : undefined;
+      const slug = getSsoProviders.query(req).tenant;
       const tenant = slug ? await tenantsRepository(deps.database).findBySlug(slug) : undefined;
       const visible =
         tenant && !tenantRefusal(tenant) && (await tenantAllowsSso(deps.database, tenant.id))
@@ -89,10 +149,10 @@ export function ssoProvidersRouter(deps: AppDeps): Router {
     return given;
   };
 
-  r.post('/api/sso/providers', auth, requireAdmin, async (req, res) => {
+  r.post('/api/sso/providers', postSsoProviders, auth, requireAdmin, async (req, res) => {
     if (!isSystemAdmin(req.auth.user))
       throw new ForbiddenError('Only a system administrator can register an identity provider');
-    const head = parseInput(headSchema, req.body);
+    const head = postSsoProviders.body(req);
     const tenantId = await targetTenant(head.tenant_id);
     let config: Record<string, unknown>;
     if (head.provider_type === 'saml') {

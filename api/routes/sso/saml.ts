@@ -10,6 +10,7 @@
 // 401 {error: "SAML login failed"}: nothing in the answer helps an attacker tell which check failed.
 // Starting a login (GET /api/sso/login/<name>) lives in api/routes/sso/login.ts.
 import express, { type Request, type Response, Router } from 'express';
+import { z } from 'zod';
 import { NotFoundError, UnauthorizedError } from '../../../domain/errors.ts';
 import { DEFAULT_RETURN_TO, safeReturnTo } from '../../../domain/sso/return-to.ts';
 import { samlConfigOf } from '../../../domain/sso/saml-config.ts';
@@ -42,7 +43,33 @@ export async function auditSamlRefusal(deps: AppDeps, req: Request, provider: st
 }
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getSsoProvidersNameMetadata = endpoint({ tags: ['sso'] });
+const getSsoProvidersNameMetadata = endpoint({
+  tags: ['sso'],
+  summary: 'SAML service provider metadata',
+  auth: 'public',
+  responses: { 200: 'SP metadata XML (application/samlmetadata+xml)' },
+});
+// The form fields are read as sent (services/sso/saml/acs.ts verifies them): a missing or malformed
+// SAMLResponse is an audited 401 like any other SAML refusal, so the schema accepts any value.
+const postSsoAcs = endpoint({
+  tags: ['sso'],
+  summary: 'SAML assertion consumer service (HTTP-POST binding)',
+  description:
+    'The identity provider posts the form through the browser. Success: 303 to the return_to bound at login, ' +
+    'with the session cookie set. Every SAML refusal answers 401 {"error": "SAML login failed"}.',
+  auth: 'public',
+  params: z.object({ provider_name: z.string() }),
+  body: z.object({
+    SAMLResponse: z
+      .unknown()
+      .optional()
+      .meta({ type: 'string', description: 'The base64 SAML response (without it: the 401 refusal)' }),
+    RelayState: z.unknown().optional().meta({ type: 'string', description: 'The RelayState of the login' }),
+  }),
+  bodyMediaTypes: ['application/x-www-form-urlencoded'],
+  responses: { 303: 'Signed in: redirect to the return_to' },
+  errors: [401, 403, 413],
+});
 
 export function samlRouter(deps: AppDeps): Router {
   const r = Router();
@@ -67,6 +94,7 @@ export function samlRouter(deps: AppDeps): Router {
 
   r.post(
     '/api/sso/acs/:provider_name',
+    postSsoAcs,
     express.urlencoded({ extended: false, limit: ACS_BODY_LIMIT, parameterLimit: 10 }),
     async (req: Request, res: Response) => {
       res.setHeader('cache-control', 'no-store');
@@ -84,7 +112,7 @@ export function samlRouter(deps: AppDeps): Router {
         );
         throw err;
       }
-      const body = (req.body ?? {}) as Record<string, unknown>;
+      const body = postSsoAcs.body(req);
       let outcome: Awaited<ReturnType<typeof consumeSamlResponse>>;
       try {
         outcome = await consumeSamlResponse(deps, provider, {

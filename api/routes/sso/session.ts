@@ -10,6 +10,7 @@
 // sets a password first (or disables the user). Unlinking also ends the sessions the user opened
 // through that provider.
 import { type Request, Router } from 'express';
+import { z } from 'zod';
 import { authSessionsRepository } from '../../../db/repositories/auth-sessions.ts';
 import { ssoIdentitiesRepository } from '../../../db/repositories/sso-identities.ts';
 import { ssoSessionsRepository } from '../../../db/repositories/sso-sessions.ts';
@@ -27,10 +28,43 @@ import { endpoint } from '../../openapi/endpoint.ts';
 import { clearSessionCookie } from '../../session-cookie.ts';
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getSsoSession = endpoint({ tags: ['sso'] });
-const deleteSsoSession = endpoint({ tags: ['sso'] });
-const getSsoIdentitiesId = endpoint({ tags: ['sso'] });
-const deleteSsoIdentitiesIdName = endpoint({ tags: ['sso'] });
+const getSsoSession = endpoint({
+  tags: ['sso'],
+  summary: 'Whether the current session came from single sign-on',
+  responses: {
+    200: z.looseObject({
+      active: z.boolean(),
+      provider: z.string().optional(),
+      user_id: z.number().int().optional(),
+      expires_at: z.string().nullable().optional(),
+    }),
+  },
+});
+const deleteSsoSession = endpoint({
+  tags: ['sso'],
+  summary: 'Log out (and end the SSO session when there is one)',
+  responses: { 200: z.looseObject({ success: z.literal(true), sso: z.boolean() }) },
+});
+const getSsoIdentitiesId = endpoint({
+  tags: ['sso'],
+  responses: {
+    200: z.looseObject({
+      user_id: z.number().int(),
+      identities: z.array(
+        z.looseObject({
+          provider_name: z.string(),
+          provider_user_id: z.string(),
+          created_at: z.string().nullable(),
+        }),
+      ),
+    }),
+  },
+});
+const deleteSsoIdentitiesIdName = endpoint({
+  tags: ['sso'],
+  responses: { 200: z.looseObject({ success: z.literal(true) }) },
+  errors: [409],
+});
 
 export function ssoSessionRouter(deps: AppDeps): Router {
   const r = Router();

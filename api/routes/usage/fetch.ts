@@ -63,9 +63,42 @@ const unavailable = (err: unknown) => {
 };
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const postFetchData = endpoint({ tags: ['usage'] });
-const getFetchStatus = endpoint({ tags: ['usage'], query: statusQuery });
-const getDataStatus = endpoint({ tags: ['usage'] });
+const postFetchData = endpoint({
+  tags: ['usage'],
+  responses: {
+    202: z.looseObject({ run_id: z.string(), status: z.literal('running'), status_url: z.string() }),
+  },
+  errors: [409, 503],
+});
+const getFetchStatus = endpoint({
+  tags: ['usage'],
+  query: statusQuery,
+  responses: {
+    200: z.looseObject({
+      runs: z.array(
+        z.looseObject({
+          run_id: z.string(),
+          trigger: z.string(),
+          status: z.string(),
+          started_at: z.string().nullable(),
+          finished_at: z.string().nullable(),
+        }),
+      ),
+      running: z.string().nullable(),
+    }),
+  },
+});
+const getDataStatus = endpoint({
+  tags: ['usage'],
+  responses: {
+    200: z.looseObject({
+      last_run: z
+        .looseObject({ run_id: z.string(), status: z.string(), started_at: z.string().nullable() })
+        .nullable(),
+      sources: z.array(z.looseObject({ source: z.string(), kind: z.string() })),
+    }),
+  },
+});
 
 export function fetchRouter(deps: AppDeps): Router {
   const r = Router();

@@ -19,6 +19,7 @@ import { BadRequestError, NotFoundError } from '../../../domain/errors.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
+import { count, day, listOf, nullableInt, nullableString } from '../../openapi/shapes.ts';
 import { calendarDate, hostFilter, name, page, readContext, toolFilter } from './query.ts';
 
 const filters = {
@@ -59,12 +60,95 @@ function messageFilter(q: z.infer<typeof countQuery>): MessageFilter {
 }
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getMessages = endpoint({ tags: ['usage'], query: listQuery });
-const getMessagesCount = endpoint({ tags: ['usage'], query: countQuery });
-const getSenders = endpoint({ tags: ['usage'], query: z.object(hostFilter) });
-const getConversationHistory = endpoint({ tags: ['usage'], query: historyQuery });
-const getConversationTimelineId = endpoint({ tags: ['usage'], params: sessionParams });
-const getConversationDetailsId = endpoint({ tags: ['usage'], params: sessionParams });
+const ns = nullableString;
+const messageRow = z.looseObject({
+  id: count,
+  message_id: z.string(),
+  date: day,
+  tool_name: z.string(),
+  host_name: z.string(),
+  role: z.string(),
+  content: ns,
+  tokens_used: count,
+  input_tokens: count,
+  output_tokens: count,
+  model: ns,
+  timestamp: ns,
+  sender_name: ns,
+  conversation_id: ns,
+  user_id: nullableInt,
+});
+const pageFlags = { limit: count, offset: count, has_more: z.boolean() };
+const getMessages = endpoint({
+  tags: ['usage'],
+  query: listQuery,
+  responses: { 200: z.looseObject({ messages: z.array(messageRow), ...pageFlags }) },
+});
+const getMessagesCount = endpoint({
+  tags: ['usage'],
+  query: countQuery,
+  responses: { 200: z.looseObject({ count }) },
+});
+const getSenders = endpoint({
+  tags: ['usage'],
+  query: z.object(hostFilter),
+  responses: {
+    200: listOf(
+      'senders',
+      z.looseObject({ sender_name: ns, user_id: nullableInt, message_count: count, last_date: ns }),
+    ),
+  },
+});
+const getConversationHistory = endpoint({
+  tags: ['usage'],
+  query: historyQuery,
+  responses: {
+    200: z.looseObject({
+      conversations: z.array(
+        z.looseObject({
+          session_id: z.string(),
+          first_date: ns,
+          last_date: ns,
+          started_at: ns,
+          last_message_at: ns,
+          message_count: count,
+          requests: count,
+          tokens: count,
+        }),
+      ),
+      ...pageFlags,
+    }),
+  },
+});
+const getConversationTimelineId = endpoint({
+  tags: ['usage'],
+  params: sessionParams,
+  responses: { 200: z.looseObject({ session_id: z.string(), count, messages: z.array(messageRow) }) },
+});
+const getConversationDetailsId = endpoint({
+  tags: ['usage'],
+  params: sessionParams,
+  responses: {
+    200: z.looseObject({
+      session_id: z.string(),
+      tool_names: z.array(z.string()),
+      host_names: z.array(z.string()),
+      senders: z.array(z.string()),
+      models: z.array(z.string()),
+      first_date: ns,
+      last_date: ns,
+      started_at: ns,
+      last_message_at: ns,
+      message_count: count,
+      user_messages: count,
+      requests: count,
+      total_tokens: count,
+      total_input_tokens: count,
+      total_output_tokens: count,
+      session: z.looseObject({ session_id: z.string() }).nullable(),
+    }),
+  },
+});
 
 export function messagesRouter(deps: AppDeps): Router {
   const r = Router();

@@ -11,10 +11,31 @@ import { eachDay, resolveRange } from '../../../domain/usage/read-dates.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
+import { count, day } from '../../openapi/shapes.ts';
 import { rangeQuery, readContext } from './query.ts';
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getReportMyUsage = endpoint({ tags: ['usage'], query: z.object(rangeQuery) });
+const getReportMyUsage = endpoint({
+  tags: ['usage'],
+  query: z.object(rangeQuery),
+  responses: {
+    200: z.looseObject({
+      user_id: count,
+      username: z.string(),
+      start: day,
+      end: day,
+      total_tokens: count,
+      total_input_tokens: count,
+      total_output_tokens: count,
+      total_requests: count,
+      message_count: count,
+      tools: z.array(
+        z.looseObject({ tool_name: z.string(), tokens: count, requests: count, messages: count }),
+      ),
+      daily: z.array(z.looseObject({ date: day, tokens: count, requests: count, messages: count })),
+    }),
+  },
+});
 
 export function myUsageRouter(deps: AppDeps): Router {
   const r = Router();

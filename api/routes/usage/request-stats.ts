@@ -17,6 +17,7 @@ import { requestsByDay, sortedObject } from '../../../domain/usage/read-figures.
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
+import { anyObject, count, day, nullableInt, nullableString } from '../../openapi/shapes.ts';
 import { calendarDate, hostFilter, name, rangeQuery, readContext } from './query.ts';
 
 export const REQUEST_DEFINITION_META = {
@@ -38,12 +39,67 @@ const monthlyQuery = z.object({
 const total = (m: ReadonlyMap<string, number>) => [...m.values()].reduce((a, n) => a + n, 0);
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getUsageRequestToday = endpoint({ tags: ['usage'] });
-const getUsageRequestTrend = endpoint({ tags: ['usage'], query: rangeHost });
-const getUsageRequestByTool = endpoint({ tags: ['usage'], query: rangeHost });
-const getUsageRequestByUser = endpoint({ tags: ['usage'], query: byUserQuery });
-const getUsageRequestUserNameTrend = endpoint({ tags: ['usage'], params: userParams, query: rangeHost });
-const getUsageRequestMonthly = endpoint({ tags: ['usage'], query: monthlyQuery });
+const byToolCounts = z.record(z.string(), count);
+const requestDays = z.array(z.looseObject({ date: day, requests: count }));
+const getUsageRequestToday = endpoint({
+  tags: ['usage'],
+  responses: {
+    200: z.looseObject({ date: day, total_requests: count, by_tool: byToolCounts, _meta: anyObject }),
+  },
+});
+const getUsageRequestTrend = endpoint({
+  tags: ['usage'],
+  query: rangeHost,
+  responses: { 200: z.looseObject({ start: day, end: day, total_requests: count, trend: requestDays }) },
+});
+const getUsageRequestByTool = endpoint({
+  tags: ['usage'],
+  query: rangeHost,
+  responses: { 200: z.looseObject({ start: day, end: day, total_requests: count, by_tool: byToolCounts }) },
+});
+const getUsageRequestByUser = endpoint({
+  tags: ['usage'],
+  query: byUserQuery,
+  responses: {
+    200: z.looseObject({
+      date: day,
+      total_requests: count,
+      users: z.array(
+        z.looseObject({ user_id: nullableInt, user_name: nullableString, requests: count, tokens: count }),
+      ),
+    }),
+  },
+});
+const getUsageRequestUserNameTrend = endpoint({
+  tags: ['usage'],
+  params: userParams,
+  query: rangeHost,
+  responses: {
+    200: z.looseObject({
+      user_name: z.string(),
+      user_id: nullableInt,
+      start: day,
+      end: day,
+      total_requests: count,
+      trend: requestDays,
+    }),
+  },
+});
+const getUsageRequestMonthly = endpoint({
+  tags: ['usage'],
+  query: monthlyQuery,
+  responses: {
+    200: z.looseObject({
+      year: count,
+      month: count,
+      start: day,
+      end: day,
+      total_requests: count,
+      by_tool: byToolCounts,
+      daily: requestDays,
+    }),
+  },
+});
 
 export function requestStatsRouter(deps: AppDeps): Router {
   const r = Router();

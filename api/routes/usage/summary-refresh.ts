@@ -34,8 +34,27 @@ const QUERY_WAIT_MS = 5_000;
 const statusUrl = (id: string) => `/api/summary/refresh/${id}`;
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getSummaryRefreshStatus = endpoint({ tags: ['usage'], summary: 'Status of a summary refresh run' });
-const postSummaryRefresh = endpoint({ tags: ['usage'], query: refreshQuery });
+const getSummaryRefreshStatus = endpoint({
+  tags: ['usage'],
+  summary: 'Status of a summary refresh run',
+  responses: {
+    200: z.looseObject({
+      workflow_id: z.string(),
+      status: z.string(),
+      progress: z.looseObject({}).nullable(),
+      error: z.string().optional(),
+    }),
+  },
+  errors: [503],
+});
+const postSummaryRefresh = endpoint({
+  tags: ['usage'],
+  query: refreshQuery,
+  responses: {
+    202: z.looseObject({ workflow_id: z.string(), status: z.literal('running'), status_url: z.string() }),
+  },
+  errors: [503],
+});
 
 export function summaryRefreshRouter(deps: AppDeps): Router {
   const r = Router();

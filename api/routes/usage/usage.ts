@@ -22,6 +22,7 @@ import { byDay, byTool } from '../../../domain/usage/read-figures.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
+import { count, day, dayFigures, listOf, toolFigures, usageTotals } from '../../openapi/shapes.ts';
 import { calendarDate, hostFilter, name, rangeQuery, readContext, toolFilter } from './query.ts';
 
 const hostQuery = z.object(hostFilter);
@@ -38,15 +39,64 @@ const toolDaysParams = z.object({
     .transform((v) => Math.min(Number(v), MAX_RANGE_DAYS)),
 });
 
+const oneDayAnswer = z.looseObject({ date: day, ...usageTotals, tools: z.array(toolFigures) });
+
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-const getSummary = endpoint({ tags: ['usage'], query: hostQuery });
-const getToday = endpoint({ tags: ['usage'], query: hostToolQuery });
-const getDateStr = endpoint({ tags: ['usage'], params: dateParams, query: hostToolQuery });
-const getToolName = endpoint({ tags: ['usage'], params: toolDaysParams, query: hostQuery });
-const getRange = endpoint({ tags: ['usage'], query: rangeToolQuery });
-const getTools = endpoint({ tags: ['usage'] });
-const getHosts = endpoint({ tags: ['usage'] });
-const getTrend = endpoint({ tags: ['usage'], query: trendQuery });
+const getSummary = endpoint({
+  tags: ['usage'],
+  query: hostQuery,
+  responses: {
+    200: z.looseObject({
+      total_tokens: count,
+      total_input_tokens: count,
+      total_output_tokens: count,
+      total_requests: count,
+      tools: z.array(z.looseObject({ tool_name: z.string(), tokens: count, requests: count })),
+    }),
+  },
+});
+const getToday = endpoint({ tags: ['usage'], query: hostToolQuery, responses: { 200: oneDayAnswer } });
+const getDateStr = endpoint({
+  tags: ['usage'],
+  params: dateParams,
+  query: hostToolQuery,
+  responses: { 200: oneDayAnswer },
+});
+const getToolName = endpoint({
+  tags: ['usage'],
+  params: toolDaysParams,
+  query: hostQuery,
+  responses: {
+    200: z.looseObject({
+      tool_name: z.string(),
+      days: count,
+      start: day,
+      end: day,
+      ...usageTotals,
+      daily: z.array(dayFigures),
+    }),
+  },
+});
+const getRange = endpoint({
+  tags: ['usage'],
+  query: rangeToolQuery,
+  responses: {
+    200: z.looseObject({
+      start: day,
+      end: day,
+      ...usageTotals,
+      tools: z.array(toolFigures),
+      daily: z.array(dayFigures),
+    }),
+  },
+});
+const getTools = endpoint({ tags: ['usage'], responses: { 200: listOf('tools', z.string()) } });
+const getHosts = endpoint({ tags: ['usage'], responses: { 200: listOf('hosts', z.string()) } });
+const getTrend = endpoint({
+  tags: ['usage'],
+  query: trendQuery,
+  responses: { 200: z.looseObject({ start: day, end: day, trend: z.array(dayFigures) }) },
+});
 
 export function usageRouter(deps: AppDeps): Router {
   const r = Router();
