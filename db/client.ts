@@ -57,8 +57,11 @@ const numbered = (text: string) => {
 export async function openDatabase(opts: {
   databaseUrl?: string;
   sqlitePath?: string;
+  /** PostgreSQL: the most connections the pool opens (SVC_DB_POOL_MAX; default 10). */
+  poolMax?: number;
 }): Promise<DatabaseHandle> {
-  if (opts.databaseUrl && /^postgres(ql)?:\/\//.test(opts.databaseUrl)) return openPostgres(opts.databaseUrl);
+  if (opts.databaseUrl && /^postgres(ql)?:\/\//.test(opts.databaseUrl))
+    return openPostgres(opts.databaseUrl, opts.poolMax ?? DEFAULT_POOL_MAX);
   return openSqlite(opts.sqlitePath ?? './data/svc.sqlite');
 }
 
@@ -162,12 +165,20 @@ function pgRaw(runner: {
   };
 }
 
-function openPostgres(url: string): DatabaseHandle {
+/** Connections per process when SVC_DB_POOL_MAX is not set. */
+export const DEFAULT_POOL_MAX = 10;
+
+function openPostgres(url: string, poolMax: number): DatabaseHandle {
   // A new backend can take seconds to start on a loaded 2-core host (40 logins at once, each holding
   // a bcrypt thread); 5 s made such bursts answer 500. Waiting longer is the better failure mode.
-  const pool = new pgPkg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 15_000 });
+  const pool = new pgPkg.Pool({ connectionString: url, max: poolMax, connectionTimeoutMillis: 15_000 });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', () => undefined);
+  // Nor a checked-out one between two queries (a transaction, a streamed upload): the pool removes its
+  // idle listener while a client is lent, so a kill -9 of PostgreSQL ("terminating connection due to
+  // unexpected postmaster exit") was an unhandled 'error' event that ended the process. The next query
+  // on that client fails instead, and the pool drops it (test/integration/chaos/postgres-kill.test.ts).
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = drizzlePg(pool);
   return {
     dialect: 'postgres',
