@@ -20,13 +20,15 @@ export function createTemporalAccess(opts: {
   taskQueue: string;
   /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
   connection?: ConnectionOptions;
+  /** How long a connection attempt may take (SVC_TEMPORAL_CONNECT_TIMEOUT_MS; default 5 s). */
+  connectTimeoutMs?: number;
 }): TemporalAccess {
   let connecting: Promise<Client> | undefined;
   let connection: Connection | undefined;
   const client = () => {
     connecting ??= Connection.connect({
       ...(opts.connection ?? { address: opts.address }),
-      connectTimeout: 5000,
+      connectTimeout: opts.connectTimeoutMs ?? 5000,
     }).then(
       (c) => {
         connection = c;

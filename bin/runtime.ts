@@ -37,6 +37,7 @@ export async function prepareDatabase(
   const database = await openDatabase({
     databaseUrl: settings.DATABASE_URL,
     sqlitePath: settings.sqlitePath,
+    poolMax: settings.SVC_DB_POOL_MAX,
   });
   try {
     await database.ping();
@@ -69,6 +70,7 @@ export function connectTemporal(settings: Settings, address: string): TemporalAc
     taskQueue: settings.TEMPORAL_TASK_QUEUE,
     // TLS / mTLS / API key of the cluster: the same options as the worker's (config/temporal-connection.ts).
     connection: temporalConnection(settings, address).client,
+    connectTimeoutMs: settings.SVC_TEMPORAL_CONNECT_TIMEOUT_MS,
   });
 }
 

@@ -21,9 +21,20 @@ const flatSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   SVC_DATA_DIR: z.string().default('./data'),
   DATABASE_URL: z.string().optional(),
+  /**
+   * PostgreSQL: the most connections one process's pool opens (API instance, worker, `npm start`).
+   * Size it so that (API instances + workers) x this stays below the server's max_connections.
+   */
+  SVC_DB_POOL_MAX: z.coerce.number().int().min(1).max(1000).default(10),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('svc'),
+  /**
+   * How long the API's Temporal client keeps trying to connect before a request that needs Temporal
+   * answers 503 "Background processing is unavailable" (milliseconds). Tests of an unreachable
+   * cluster shorten it.
+   */
+  SVC_TEMPORAL_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
   /**
    * Security of the connection to the Temporal cluster at TEMPORAL_ADDRESS (the same names as the
    * `temporal` CLI's environment configuration), honoured by the API's client and the worker alike
@@ -58,6 +69,8 @@ const flatSchema = z.object({
   SVC_PROXY_CONTEXT_CACHE_SIZE: z.coerce.number().int().min(0).default(10_000),
   /** Longest a call context is served without a re-read (the bound for changes that are not pushed). */
   SVC_PROXY_CONTEXT_CACHE_TTL_MS: z.coerce.number().int().positive().default(1_000),
+  /** PostgreSQL: the message rows of proxied calls are written by a worker thread (services/usage/message-writer-thread.ts); 'off' = on the API's thread. */
+  SVC_USAGE_WRITER_THREAD: z.enum(['on', 'off']).default('on'),
   /** Model-proxy quota leases (services/quota/leases.ts): requests one instance reserves at once; 0 (default) = off. */
   SVC_QUOTA_LEASE_REQUESTS: z.coerce.number().int().min(0).max(10_000).default(0),
   /** Tokens a lease reserves; its calls stop taking from it once they used this many. */
@@ -251,6 +264,12 @@ const sectionSchemas = {
       transient_retry_delay_seconds: int(1, 3600).default(5),
       api_backoff_initial_seconds: int(1, 3600).default(10),
       transient_api_retry_window_seconds: int(1, 86_400).default(1800),
+      /**
+       * First delay (seconds, fractions allowed) of the retries of a workflow's workspace preparation
+       * (Temporal activity retries: 5 attempts, the delay doubling up to 30 s; a Git ref lock held by
+       * another process is the usual cause). Tests shorten it; production keeps the default.
+       */
+      preparation_retry_initial_seconds: z.coerce.number().min(0.1).max(600).default(2),
       /**
        * Seconds between two reads of a failed CI check's log while it holds no usable evidence
        * (spec "Limits": 6 CI log diagnostics polls, then fail with a permission hint). Tests shorten it.

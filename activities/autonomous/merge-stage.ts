@@ -31,7 +31,8 @@ export function createAutonomousMergeStageActivities(deps: ActivityDeps) {
         `Autonomous workflow ${workflowId} has no pull request`,
         'NotFound',
       );
-    const forge = workspace.forge() as Forge;
+    // The project's own forge, by the one rule (services/autonomous/workspace.ts forgeOf).
+    const forge: Forge = await workspace.forgeOf(r);
     const repo = await forge.ensureRepository({ id: r.projectId, path: r.projectPath });
     return { forge, pr: await forge.getPullRequest(repo, r.prNumber) };
   }

@@ -1,4 +1,6 @@
-// Refuses requests whose Host header names no address of this server (see domain/http/allowed-hosts).
+// Refuses requests whose Host header names no address of this server (see domain/http/allowed-hosts):
+// SVC_PUBLIC_URL's, SVC_INSTANCE_URL's (browsers redirected to this instance use it), HOST, loopback
+// and SVC_ALLOWED_HOSTS.
 import type { RequestHandler } from 'express';
 import { allowedHostNames, isAllowedHost } from '../../domain/http/allowed-hosts.ts';
 import type { AppDeps } from '../deps.ts';
@@ -6,6 +8,7 @@ import type { AppDeps } from '../deps.ts';
 export function hostCheck(deps: AppDeps): RequestHandler {
   const allowed = allowedHostNames({
     publicUrl: deps.settings.SVC_PUBLIC_URL,
+    instanceUrl: deps.settings.SVC_INSTANCE_URL,
     bindHost: deps.settings.HOST,
     extra: deps.settings.SVC_ALLOWED_HOSTS,
   });

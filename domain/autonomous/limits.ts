@@ -61,6 +61,7 @@ export interface AutonomousSettingsView {
     transient_retry_delay_seconds?: number | undefined;
     api_backoff_initial_seconds?: number | undefined;
     transient_api_retry_window_seconds?: number | undefined;
+    preparation_retry_initial_seconds?: number | undefined;
   };
 }
 
@@ -82,7 +83,15 @@ export interface RetryTiming {
   apiBackoffInitialSeconds: number;
   /** Total window of that backoff (spec "Limits": 1800 s). */
   apiRetryWindowSeconds: number;
+  /**
+   * First delay of the workspace preparation's activity retries (then x2, capped at 30 s). Optional:
+   * a context carried from before the setting existed uses the default.
+   */
+  preparationRetryInitialSeconds?: number;
 }
+
+/** The preparation's first retry delay when the context does not carry one (the former constant). */
+export const DEFAULT_PREPARATION_RETRY_INITIAL_SECONDS = 2;
 
 export const DEFAULT_RETRY_TIMING: RetryTiming = {
   transientDelaySeconds: LIMITS.transientNetworkDelaySeconds,
@@ -111,5 +120,7 @@ export function retryTiming(s: AutonomousSettingsView): RetryTiming {
     transientDelaySeconds: a.transient_retry_delay_seconds ?? DEFAULT_RETRY_TIMING.transientDelaySeconds,
     apiBackoffInitialSeconds: a.api_backoff_initial_seconds ?? DEFAULT_RETRY_TIMING.apiBackoffInitialSeconds,
     apiRetryWindowSeconds: a.transient_api_retry_window_seconds ?? DEFAULT_RETRY_TIMING.apiRetryWindowSeconds,
+    preparationRetryInitialSeconds:
+      a.preparation_retry_initial_seconds ?? DEFAULT_PREPARATION_RETRY_INITIAL_SECONDS,
   };
 }

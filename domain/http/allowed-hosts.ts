@@ -8,6 +8,8 @@ const WILDCARD_BINDS = new Set(['0.0.0.0', '::', '[::]', '']);
 export interface AllowedHostsInput {
   /** SVC_PUBLIC_URL, when set. */
   publicUrl?: string;
+  /** SVC_INSTANCE_URL, when set: this instance's own address (a terminal relay redirect names it). */
+  instanceUrl?: string;
   /** The address the API binds to (HOST). */
   bindHost: string;
   /** SVC_ALLOWED_HOSTS: extra names (reverse-proxy names, LAN names). */
@@ -29,11 +31,12 @@ export function hostNameOf(header: string | undefined): string | null {
 
 export function allowedHostNames(input: AllowedHostsInput): Set<string> {
   const names = new Set(LOOPBACK_NAMES);
-  if (input.publicUrl) {
+  for (const url of [input.publicUrl, input.instanceUrl]) {
+    if (!url) continue;
     try {
-      names.add(new URL(input.publicUrl).hostname.toLowerCase());
+      names.add(new URL(url).hostname.toLowerCase());
     } catch {
-      // an invalid SVC_PUBLIC_URL is reported by the settings loader
+      // an invalid SVC_PUBLIC_URL / SVC_INSTANCE_URL is reported by the settings loader
     }
   }
   const bind = input.bindHost.trim().toLowerCase();

@@ -24,7 +24,7 @@ import type {
   PullRequest,
   Worktree,
 } from '../../domain/forge/types.ts';
-import { forgeSelector, type ProjectForge, routingForge } from '../forge/forge-for-project.ts';
+import { forgeSelector, type ProjectForge } from '../forge/forge-for-project.ts';
 import { workflowBranch } from '../forge/git.ts';
 import { type LocalForge, localForgeFromSettings } from '../forge/local-forge.ts';
 import { type MergeContext, observeMerge, refusalOf } from '../forge/observe.ts';
@@ -67,13 +67,6 @@ export function autonomousWorkspace(deps: Deps) {
   // (services/forge/forge-for-project.ts), else the local forge.
   const forges = forgeSelector(deps.settings, deps.database, { local: localForge });
   const forgeOf = (r: WorkflowRow): Promise<ProjectForge> => forges.forProject(r.projectPath);
-  // For callers without the row: the local forge, or (GitHub configured) one routed by repository key.
-  let routing: ProjectForge | undefined;
-  const forge = (): ProjectForge => {
-    if (!forges.github()) return localForge();
-    routing ??= routingForge(forges);
-    return routing;
-  };
 
   async function row(workflowId: string): Promise<WorkflowRow> {
     const r = await workflows.find(workflowId);
@@ -102,7 +95,6 @@ export function autonomousWorkspace(deps: Deps) {
   const present = (dir: string) => existsSync(dir) && readdirSync(dir).length > 0;
 
   return {
-    forge,
     /** The forge of a workflow's project: GitHub or local (services/forge/forge-for-project.ts). */
     forgeOf,
 

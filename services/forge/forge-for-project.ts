@@ -1,13 +1,12 @@
 // Which forge a project's autonomous workflows use (issue 15 item 1): a project whose `origin` remote
 // is `<SVC_GITHUB_WEB_URL>/<owner>/<repo>(.git)` uses the GitHub forge when SVC_GITHUB_TOKEN is set;
 // every other project (no origin, another host, SSH remotes, no token configured) uses the local forge.
-// `routingForge` is one Forge over both, routed by repository key, for callers without the row.
+// Callers hold the workflow's row and ask by its project path (services/autonomous/workspace.ts forgeOf).
 // One forge instance of each kind per selector (they hold no per-project state beyond caches); the
 // decision per project path is cached for the selector's life (an origin change takes effect on the
 // next process, like the settings).
 import type { Settings } from '../../config/settings.ts';
 import type { DatabaseHandle } from '../../db/client.ts';
-import { ProjectRepositoryError } from '../../domain/forge/errors.ts';
 import type { Forge, ForgeProject, ForgeRepository } from '../../domain/forge/types.ts';
 import { egressGuardFor } from '../egress/guard.ts';
 import { GitHubForge } from './github/github-forge.ts';
@@ -93,59 +92,4 @@ export function forgeSelector(
     },
   };
   return sel;
-}
-
-const isLocalKey = (repoKey: string) => repoKey.startsWith('local:');
-
-/**
- * One Forge over both, for callers that hold a repository key, a worktree or a PR but not the project
- * row: `ensureRepository` picks by the project (its origin), every other call by the repository key
- * it is given (`local:<id>` -> the local forge, `owner/repo` -> GitHub). Its `issues` routes the same
- * way (the local forge has no tracker: reading an issue of a local repository is refused).
- */
-export function routingForge(sel: ForgeSelector): ProjectForge {
-  const byKey = (repoKey: string): ProjectForge => {
-    if (isLocalKey(repoKey)) return sel.local();
-    const gh = sel.github();
-    if (!gh) throw new ProjectRepositoryError(`No GitHub forge is configured for ${repoKey}`);
-    return gh;
-  };
-  const trackerOf = (repo: ForgeRepository) => {
-    const t = byKey(repo.repoKey).issues;
-    if (!t) throw new ProjectRepositoryError(`The forge of ${repo.repoKey} has no issue tracker`);
-    return t;
-  };
-  return {
-    get worktreeRoot() {
-      return sel.local().worktreeRoot;
-    },
-    issues: {
-      readIssue: (repo, number) => trackerOf(repo).readIssue(repo, number),
-      closeIssue: (repo, number, comment) => trackerOf(repo).closeIssue(repo, number, comment),
-    },
-    ensureRepository: async (project) => (await sel.forProject(project.path)).ensureRepository(project),
-    refreshFromProject: async (project) => (await sel.forProject(project.path)).refreshFromProject(project),
-    pullCommand: (repo) => byKey(repo.repoKey).pullCommand(repo),
-    baseline: (repo) => byKey(repo.repoKey).baseline(repo),
-    createWorktree: (repo, opts) => byKey(repo.repoKey).createWorktree(repo, opts),
-    removeWorktree: (wt) => byKey(wt.repoKey).removeWorktree(wt),
-    commitAll: (wt, message) => byKey(wt.repoKey).commitAll(wt, message),
-    push: (wt) => byKey(wt.repoKey).push(wt),
-    openPullRequest: (input) => byKey(input.repo.repoKey).openPullRequest(input),
-    getPullRequest: (repo, number) => byKey(repo.repoKey).getPullRequest(repo, number),
-    prDiff: (pr) => byKey(pr.repoKey).prDiff(pr),
-    diffStats: (repo, sha) => byKey(repo.repoKey).diffStats(repo, sha),
-    isBehind: (pr) => byKey(pr.repoKey).isBehind(pr),
-    syncWithBase: (pr) => byKey(pr.repoKey).syncWithBase(pr),
-    runCi: (pr, opts) => byKey(pr.repoKey).runCi(pr, opts),
-    latestCi: (pr) => byKey(pr.repoKey).latestCi(pr),
-    checks: (pr) => byKey(pr.repoKey).checks(pr),
-    mergeability: (pr) => byKey(pr.repoKey).mergeability(pr),
-    merge: (pr, opts) => byKey(pr.repoKey).merge(pr, opts),
-    beginConflictResolution: (wt, pr) => byKey(pr.repoKey).beginConflictResolution(wt, pr),
-    completeConflictResolution: (wt, message) => byKey(wt.repoKey).completeConflictResolution(wt, message),
-    abortConflictResolution: (wt) => byKey(wt.repoKey).abortConflictResolution(wt),
-    closePullRequest: (pr) => byKey(pr.repoKey).closePullRequest(pr),
-    deleteBranch: (repo, branch) => byKey(repo.repoKey).deleteBranch(repo, branch),
-  };
 }

@@ -7,6 +7,9 @@
 //   assertUnchanged(before, after)   // RepositoryIntegrityViolationError: exit 68, SVC_REPO_INTEGRITY_VIOLATION
 // For a worktree of a bare repository, snapshot the bare repository (it holds the worktree's admin
 // directory too). Whatever the agent is allowed to touch must not live under the snapshotted dir.
+// Other writers of a shared directory (other workflows' orchestrators) create and delete entries
+// while the walk runs: an entry that vanishes between its directory listing and its lstat is left out
+// of the snapshot (as if taken a moment later), never an error; only the root itself must be there.
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
@@ -40,7 +43,13 @@ export async function snapshotGitDir(
     if (out.size >= max)
       throw new RepositoryIntegrityViolationError([{ path: rel || '.', change: 'added', fields: [] }]);
     const abs = rel ? path.join(root, rel) : root;
-    const st = await lstat(abs);
+    const st = await lstat(abs).catch((err: NodeJS.ErrnoException) => {
+      // An entry listed by readdir and gone before its lstat (another writer's lock file, ref or
+      // worktree admin dir) is simply not in this snapshot; the root itself gone is an error.
+      if (rel && err.code === 'ENOENT') return null;
+      throw err;
+    });
+    if (!st) return;
     const type: EntryType = st.isFile()
       ? 'file'
       : st.isDirectory()
@@ -48,7 +57,15 @@ export async function snapshotGitDir(
         : st.isSymbolicLink()
           ? 'symlink'
           : 'other';
-    const digest = type === 'file' ? await digestFile(abs) : type === 'symlink' ? await readlink(abs) : null;
+    let digest: string | null;
+    let names: string[] = [];
+    try {
+      digest = type === 'file' ? await digestFile(abs) : type === 'symlink' ? await readlink(abs) : null;
+      if (type === 'dir') names = (await readdir(abs)).sort();
+    } catch (err) {
+      if (rel && (err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
     const entry: IntegrityEntry = {
       path: rel || '.',
       type,
@@ -60,7 +77,7 @@ export async function snapshotGitDir(
     };
     out.set(entry.path, entry);
     if (type !== 'dir') return;
-    for (const name of (await readdir(abs)).sort()) {
+    for (const name of names) {
       const child = rel ? `${rel}/${name}` : name;
       if (!opts.skip?.(child)) await visit(child);
     }

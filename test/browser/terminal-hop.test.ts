@@ -9,10 +9,7 @@
 // SQLite is one node by definition: its relay registry is in-process, so there is no hop to test there.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { PASSWORD } from '../support/actors.ts';
@@ -21,15 +18,11 @@ import { createTestDatabase, type TestDatabase, usingPostgres } from '../support
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import {
   type AgentProcess,
-  assign,
   buildRemoteCast,
-  cliPid,
   type RemoteCast,
-  registrationToken,
-  startAgent,
+  startAgentSession,
   waitUntil,
 } from '../support/remote.ts';
-import { api } from '../support/session.ts';
 
 const SQLITE_SKIP =
   'SQLite: one node by definition, the relay registry is in-process (spec), so two instances cannot share ownership and there is no 3010 hop';
@@ -78,31 +71,7 @@ before(async () => {
   assert.equal(a.url, urlA);
   assert.equal(b.url, urlB);
   cast = await buildRemoteCast(a);
-  projectDir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'svc-hop-project-')));
-  agent = startAgent({
-    serverUrl: a.url,
-    registrationToken: await registrationToken(a.url, cast.admin.session, cast.tenantId),
-  });
-  const machineId: string = await waitUntil(
-    'registration',
-    async () => agent.config().agent_token && agent.config().machine_id,
-    20000,
-  );
-  await assign(a.url, cast.admin.session, machineId, cast.userA.id, 'user');
-  await assign(a.url, cast.admin.session, machineId, cast.userB.id, 'user');
-  await waitUntil(
-    'online',
-    async () =>
-      (await api(a.url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.userA.session })).body
-        .status === 'online',
-  );
-  const created = await api(a.url, 'POST', '/api/remote/sessions', {
-    auth: cast.userA.session,
-    body: { machine_id: machineId, project_path: projectDir },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  sessionId = created.body.session_id;
-  await cliPid(a.url, cast.userA.session, sessionId);
+  ({ agent, sessionId, projectDir } = await startAgentSession(a.url, cast, 'svc-hop-project-'));
   browser = await launchBrowser();
 });
 after(async () => {

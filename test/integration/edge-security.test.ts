@@ -33,12 +33,17 @@ describe('Host header', () => {
   let app: TestApp;
   before(async () => {
     app = await startTestApp({
-      env: { SVC_PUBLIC_URL: 'https://svc.example.test', SVC_ALLOWED_HOSTS: 'lan-name.internal' },
+      env: {
+        SVC_PUBLIC_URL: 'https://svc.example.test',
+        SVC_ALLOWED_HOSTS: 'lan-name.internal',
+        // This instance's own address behind the load balancer (terminal relays redirect browsers here).
+        SVC_INSTANCE_URL: 'http://api-2.svc.internal:3000',
+      },
     });
   });
   after(() => app?.close());
 
-  test('names of this server are answered: public URL, HOST, loopback, SVC_ALLOWED_HOSTS', async () => {
+  test('names of this server are answered: public URL, instance URL, HOST, loopback, SVC_ALLOWED_HOSTS', async () => {
     const port = new URL(app.url).port;
     for (const host of [
       'svc.example.test',
@@ -47,12 +52,18 @@ describe('Host header', () => {
       '[::1]',
       '127.0.0.5',
       'LAN-NAME.internal:8443',
+      'api-2.svc.internal:3000',
     ])
       assert.equal((await getWithHost(app.url, '/livez', host)).status, 200, host);
   });
 
   test('a foreign Host (DNS rebinding, a poisoned install URL) gets 421 and nothing else', async () => {
-    for (const host of ['evil.example', 'svc.example.test.evil.example', 'user@svc.example.test']) {
+    for (const host of [
+      'evil.example',
+      'svc.example.test.evil.example',
+      'user@svc.example.test',
+      'api-2.svc.internal.evil.example',
+    ]) {
       const r = await getWithHost(app.url, '/api/remote/agent/install.sh', host);
       assert.equal(r.status, 421, host);
       assert.match(r.body.error, /does not answer for that Host name/);

@@ -52,7 +52,14 @@ let offline: ReturnType<typeof offlineCliRun> | undefined;
 
 before(async () => {
   if (skip) return;
-  offline = offlineCliRun('cli_alpha', CLI_PATH, { model: 'gpt-mock-1', timeoutMs: 150_000 });
+  // Qwen Code's outer retry loop (7 attempts, backoff from 1.5 s to 30 s, not configurable) made this
+  // run take ~80 s of pure waiting: its timers run 20x faster (test/fixtures/fast-timers.mjs), the
+  // attempts and the addresses they go to are the same (asserted below).
+  offline = offlineCliRun('cli_alpha', CLI_PATH, {
+    model: 'gpt-mock-1',
+    timeoutMs: 150_000,
+    env: { NODE_OPTIONS: `--import ${path.resolve('test/fixtures/fast-timers.mjs')}` },
+  });
   app = await startTestApp({ worker: true });
   cast = await buildRemoteCast(app);
   mock = await startMockProvider();
@@ -174,5 +181,9 @@ test('stop ends Qwen Code and revokes the proxy token', { skip }, async () => {
 });
 
 test('with the proxy unreachable Qwen Code fails and tries no other host', { skip }, async () => {
-  assertOfflineFailure('cli_alpha', await offline!, /ECONNREFUSED|Connection error/i);
+  const run = await offline!;
+  assertOfflineFailure('cli_alpha', run, /ECONNREFUSED|Connection error/i);
+  // Every attempt of the outer loop went to the proxy: the faster timers cut no attempt.
+  const attempts = run.run.connects.filter((c) => c.port === run.port).length;
+  assert.ok(attempts >= 7, `${attempts} connections to the proxy`);
 });

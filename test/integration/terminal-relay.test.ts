@@ -9,9 +9,6 @@
 // table fails); nothing typed reaches the logs; the terminal closes with the session.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, realpathSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { terminalRelayHub } from '../../api/terminal-relay-hub.ts';
 import { createTenant, createUser } from '../support/actors.ts';
@@ -21,13 +18,11 @@ import {
   type AgentProcess,
   assign,
   buildRemoteCast,
-  cliPid,
   person,
   processState,
   type RemoteCast,
   registerFakeMachine,
-  registrationToken,
-  startAgent,
+  startAgentSession,
   waitUntil,
 } from '../support/remote.ts';
 import { api, login } from '../support/session.ts';
@@ -47,29 +42,7 @@ before(async () => {
   a = await startTestApp({ worker: true, testDb, env: { TEMPORAL_TASK_QUEUE: taskQueue } });
   b = await startTestApp({ testDb, env: { TEMPORAL_TASK_QUEUE: taskQueue }, migrate: false });
   cast = await buildRemoteCast(a);
-  projectDir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'svc-term-project-')));
-  const token = await registrationToken(a.url, cast.admin.session, cast.tenantId);
-  agent = startAgent({ serverUrl: a.url, registrationToken: token });
-  const machineId: string = await waitUntil(
-    'registration',
-    async () => agent.config().agent_token && agent.config().machine_id,
-    20000,
-  );
-  await assign(a.url, cast.admin.session, machineId, cast.userA.id, 'user');
-  await assign(a.url, cast.admin.session, machineId, cast.userB.id, 'user');
-  await waitUntil(
-    'online',
-    async () =>
-      (await api(a.url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.userA.session })).body
-        .status === 'online',
-  );
-  const created = await api(a.url, 'POST', '/api/remote/sessions', {
-    auth: cast.userA.session,
-    body: { machine_id: machineId, project_path: projectDir },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  sessionId = created.body.session_id;
-  await cliPid(a.url, cast.userA.session, sessionId);
+  ({ agent, sessionId, projectDir } = await startAgentSession(a.url, cast, 'svc-term-project-'));
 });
 after(async () => {
   await agent?.stop();

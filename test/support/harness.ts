@@ -70,6 +70,7 @@ export async function startTestApp(
   const database = await openDatabase({
     databaseUrl: settings.DATABASE_URL,
     sqlitePath: settings.sqlitePath,
+    poolMax: settings.SVC_DB_POOL_MAX,
   });
   if (opts.migrate !== false) await upgrade(database, 'head');
   await bootstrapAdmin(database, { username: ADMIN.username, password: ADMIN.password }, () => {});

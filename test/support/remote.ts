@@ -1,9 +1,10 @@
 // Remote-workspace test helpers: a cast of users around one machine, machines registered over the real
 // API, a scripted "agent" speaking PROTOCOL.md over HTTP (for authority and queue tests), and the real
 // agent program as a subprocess driving the fake CLI (for end-to-end tests).
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createTenant, createUser, PASSWORD } from './actors.ts';
@@ -289,4 +290,42 @@ export async function cliPid(url: string, auth: Session, sessionId: string, nth 
       .filter((d) => d.event === 'started');
     return started[nth - 1]?.pid as number | undefined;
   });
+}
+
+/**
+ * A real agent registered on `url`, its machine assigned to userA and userB (role `user`) and online,
+ * and one session of userA in a fresh project directory whose CLI has started (the terminal relay
+ * tests' common start, on one instance or two).
+ */
+export async function startAgentSession(
+  url: string,
+  cast: RemoteCast,
+  projectPrefix: string,
+): Promise<{ agent: AgentProcess; machineId: string; sessionId: string; projectDir: string }> {
+  const projectDir = realpathSync(mkdtempSync(path.join(os.tmpdir(), projectPrefix)));
+  const agent = startAgent({
+    serverUrl: url,
+    registrationToken: await registrationToken(url, cast.admin.session, cast.tenantId),
+  });
+  const machineId: string = await waitUntil(
+    'registration',
+    async () => agent.config().agent_token && agent.config().machine_id,
+    20000,
+  );
+  await assign(url, cast.admin.session, machineId, cast.userA.id, 'user');
+  await assign(url, cast.admin.session, machineId, cast.userB.id, 'user');
+  await waitUntil(
+    'online',
+    async () =>
+      (await api(url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.userA.session })).body
+        .status === 'online',
+  );
+  const created = await api(url, 'POST', '/api/remote/sessions', {
+    auth: cast.userA.session,
+    body: { machine_id: machineId, project_path: projectDir },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const sessionId: string = created.body.session_id;
+  await cliPid(url, cast.userA.session, sessionId);
+  return { agent, machineId, sessionId, projectDir };
 }

@@ -3,8 +3,8 @@
 // from mountinfo text, the task cgroup's files (written into a directory laid out like a cgroup; the
 // kernel itself is the outside world here), and the isolation decision for each mode.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -23,6 +23,19 @@ import {
 } from '../../services/autonomous/runner/isolation/git-metadata.ts';
 
 const tmp = (p: string) => mkdtempSync(path.join(os.tmpdir(), p));
+
+/** A bare repository with one commit on main (the local forge's layout), in a fresh directory. */
+function forgeRepository(prefix: string): { root: string; bare: string } {
+  const seed = tmp('svc-iso-seed-');
+  execFileSync('git', ['init', '-q', '-b', 'main', seed]);
+  writeFileSync(path.join(seed, 'a'), 'a');
+  execFileSync('git', ['-C', seed, 'add', '-A']);
+  execFileSync('git', ['-C', seed, '-c', 'user.name=t', '-c', 'user.email=t@x', 'commit', '-q', '-m', 'a']);
+  const root = tmp(prefix);
+  const bare = path.join(root, 'p.git');
+  execFileSync('git', ['clone', '-q', '--bare', seed, bare]);
+  return { root, bare };
+}
 const NOBODY = 65534;
 
 describe('Git metadata snapshot with ACLs', () => {
@@ -44,14 +57,7 @@ describe('Git metadata snapshot with ACLs', () => {
   });
 
   test('a linked worktree: the common dir without other worktrees admin dirs, and `.git` itself', async () => {
-    const seed = tmp('svc-iso-seed-');
-    execFileSync('git', ['init', '-q', '-b', 'main', seed]);
-    writeFileSync(path.join(seed, 'a'), 'a');
-    execFileSync('git', ['-C', seed, 'add', '-A']);
-    execFileSync('git', ['-C', seed, '-c', 'user.name=t', '-c', 'user.email=t@x', 'commit', '-q', '-m', 'a']);
-    const root = tmp('svc-iso-forge-');
-    const bare = path.join(root, 'p.git');
-    execFileSync('git', ['clone', '-q', '--bare', seed, bare]);
+    const { root, bare } = forgeRepository('svc-iso-forge-');
     const one = path.join(root, 'one');
     const two = path.join(root, 'two');
     execFileSync('git', ['--git-dir', bare, 'worktree', 'add', '-q', '-b', 'b1', one, 'main']);
@@ -115,6 +121,58 @@ describe('Git metadata snapshot with ACLs', () => {
       changes.some((c) => c.endsWith(':refs/heads/x')),
       changes.join('\n'),
     );
+  });
+});
+
+describe('two workflows of one project overlapping', () => {
+  test("the other workflow's preparation and cleanup in the shared bare repository are no change; our own admin dir stays strict", async () => {
+    const { root, bare } = forgeRepository('svc-iso-overlap-');
+    const worktrees = path.join(root, 'worktrees');
+    mkdirSync(worktrees);
+    const one = path.join(worktrees, 'wf-one');
+    execFileSync('git', ['--git-dir', bare, 'worktree', 'add', '--quiet', '-b', 'wf/one', '--', one, 'main']);
+    const loc = locateGitMetadata(one);
+    const before = await snapshotMetadata(loc);
+    // The other workflow, as services/autonomous/workspace.ts prepares and cleans up its worktree
+    // (services/forge/local-repositories.ts: worktree add, worktree remove + prune, update-ref -d),
+    // over and over while our run's snapshots walk the same bare repository.
+    const cycles = path.join(root, 'cycles');
+    const two = path.join(worktrees, 'wf-two');
+    const other = spawn(
+      'bash',
+      [
+        '-c',
+        'while true; do git --git-dir "$1" worktree add --quiet -b wf/two -- "$2" main; ' +
+          'git --git-dir "$1" worktree remove --force --force -- "$2"; git --git-dir "$1" worktree prune; ' +
+          'git --git-dir "$1" update-ref -d refs/heads/wf/two; echo x >> "$3"; done',
+        'other',
+        bare,
+        two,
+        cycles,
+      ],
+      { stdio: 'ignore' },
+    );
+    const done = () => (existsSync(cycles) ? readFileSync(cycles, 'utf8').length / 2 : 0);
+    const seen: string[] = [];
+    let rounds = 0;
+    try {
+      while (rounds < 40 || done() < 30) {
+        rounds++;
+        try {
+          for (const c of compareMetadata(before, await snapshotMetadata(loc), { loc }))
+            seen.push(`${c.change} ${c.path}`);
+        } catch (err) {
+          seen.push(`snapshot failed: ${(err as Error).message.split('\n')[0]}`);
+        }
+      }
+    } finally {
+      other.kill();
+    }
+    assert.deepEqual(seen, [], `${seen.length} of ${rounds} rounds saw changes`);
+    // Our own admin directory is not another workflow's: a change there is one.
+    writeFileSync(path.join(bare, 'worktrees', 'wf-one', 'config.worktree'), '[core]\n\thooksPath = /tmp\n');
+    const own = compareMetadata(before, await snapshotMetadata(loc), { loc }).map((c) => c.path);
+    assert.deepEqual(own, [`${bare}:worktrees/wf-one/config.worktree`]);
   });
 });
 

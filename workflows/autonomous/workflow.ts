@@ -42,6 +42,7 @@ import {
   classifyStepResult,
   decideAfterError,
 } from '../../domain/autonomous/errors.ts';
+import { DEFAULT_PREPARATION_RETRY_INITIAL_SECONDS } from '../../domain/autonomous/limits.ts';
 import { LINE_OF_KIND, type MilestoneKind, milestoneOutcome } from '../../domain/autonomous/milestones.ts';
 import {
   ACCEPTANCE_VERDICTS,
@@ -101,11 +102,20 @@ const acts = proxyActivities<
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 8 },
 });
-/** The first import of a project may clone a large repository: a regular activity with room for it. */
-const slow = proxyActivities<AutonomousOrchestrationActivities>({
-  startToCloseTimeout: '15 minutes',
-  retry: { initialInterval: '2 seconds', maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
+/**
+ * The first import of a project may clone a large repository: a regular activity with room for it.
+ * Its retries start after `initialSeconds` (autonomous.preparation_retry_initial_seconds, carried in
+ * the context; 2 s by default) and double up to 30 s, 5 attempts in all.
+ */
+const slowActivities = (initialSeconds: number) =>
+  proxyActivities<AutonomousOrchestrationActivities>({
+    startToCloseTimeout: '15 minutes',
+    retry: {
+      initialInterval: `${Math.round(initialSeconds * 1000)} milliseconds`,
+      maximumInterval: '30 seconds',
+      maximumAttempts: 5,
+    },
+  });
 const ci = proxyActivities<AutonomousOrchestrationActivities>({
   startToCloseTimeout: '3 hours',
   heartbeatTimeout: '20 seconds',
@@ -601,7 +611,9 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
 
   // ---- phases ------------------------------------------------------------------------------------
   async function prepare(): Promise<void> {
-    const ws = await slow.prepareAutonomousWorkspace({ workflowId: id });
+    const initial =
+      ctx.limits.retry?.preparationRetryInitialSeconds ?? DEFAULT_PREPARATION_RETRY_INITIAL_SECONDS;
+    const ws = await slowActivities(initial).prepareAutonomousWorkspace({ workflowId: id });
     ctx.worktreePath = ws.worktreePath;
     await acts.ensureAutonomousSessionLines({ workflowId: id, cliTool: ctx.cliTool, model: ctx.model });
   }

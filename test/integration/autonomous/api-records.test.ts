@@ -523,7 +523,10 @@ describe('milestone session, diff and the pull request', () => {
 
 describe('Temporal unreachable', () => {
   test('creation answers 503 and leaves no row', async () => {
-    const down = await startApiWorld({ env: { TEMPORAL_ADDRESS: '127.0.0.1:9' } });
+    // Nothing listens there; each request gives up connecting after 0.5 s instead of the default 5 s.
+    const down = await startApiWorld({
+      env: { TEMPORAL_ADDRESS: '127.0.0.1:9', SVC_TEMPORAL_CONNECT_TIMEOUT_MS: '500' },
+    });
     try {
       const r = await api(down.app.url, 'POST', '/api/autonomous/workflows', {
         auth: down.owner,

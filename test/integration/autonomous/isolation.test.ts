@@ -27,6 +27,7 @@ import { lineHomePath } from '../../../services/autonomous/runner/cli-home.ts';
 import { AGENT_PATH } from '../../../services/autonomous/runner/isolation/agent-env.ts';
 import { cgroupAvailability } from '../../../services/autonomous/runner/isolation/cgroup.ts';
 import { cliRunner, type RunCliInput } from '../../../services/autonomous/runner/run-cli.ts';
+import { gitIn } from '../../fixtures/git-repo.ts';
 import { aclEntriesFor, ensureTestAgent, PROBE_CLI, TEST_AGENT } from './isolation-support.ts';
 import { newWorkflow, type RunnerWorld, startRunnerWorld, waitGone } from './runner-support.ts';
 
@@ -75,19 +76,8 @@ const report = (worktree: string) =>
     writes: Record<string, string>;
     tamper: Record<string, string>;
   };
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@x',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@x',
-    },
-  })
-    .toString()
-    .trim();
+/** Git with the fixed test identity and no user or system config (test/fixtures/git-repo.ts). */
+const git = gitIn;
 
 /** A bare repository in a closed (0700) forge-like dir beside another project's, and a linked worktree. */
 function forgeLayout(): { forge: string; bare: string; other: string; worktree: string } {

@@ -471,6 +471,11 @@ describe('session lines and per-step usage', () => {
 
 describe('leftover CLI of a dead worker', () => {
   test('the next run of the line kills a group an earlier run left behind (and only that process)', async () => {
+    // The unisolated path (the group recorded in the line's home, run as the service account), set
+    // explicitly: with the agent account present `auto` would isolate, and an isolated run's leftovers
+    // are the account's processes (test/integration/autonomous/isolation.test.ts covers those).
+    const mode = world.app.settings.SVC_AUTONOMOUS_ISOLATION;
+    world.app.settings.SVC_AUTONOMOUS_ISOLATION = 'off';
     const { workflowId, worktree } = await newWorkflow(world);
     // A "CLI" of a worker that was killed: detached, its own group, recorded in the line's home.
     const orphan = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 600000)'], {
@@ -503,6 +508,7 @@ describe('leftover CLI of a dead worker', () => {
       assert.ok(!events.some((e) => e.subtype === 'leftover_killed' && e.line === 'test'));
       assert.notEqual(processState(bystander.pid!), null);
     } finally {
+      world.app.settings.SVC_AUTONOMOUS_ISOLATION = mode;
       try {
         process.kill(bystander.pid!, 'SIGKILL');
         process.kill(orphan.pid!, 'SIGKILL');

@@ -18,27 +18,23 @@ import {
   resumeWithFeedbackUpdate,
   retryUpdate,
   stopUpdate,
-  temporalWorkflowId,
 } from '../../../workflows/autonomous/contract.ts';
 import { processState, waitForFile, waitGone } from './runner-support.ts';
-import { startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-support.ts';
+import { startWorkflowWorld, stepScript, UNISOLATED, type WorkflowWorld } from './workflow-support.ts';
 
 let world: WorkflowWorld;
 const actor: Actor = { userId: 0, username: 'tester' };
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-wf-controls-'));
 
 before(async () => {
-  world = await startWorkflowWorld();
+  world = await startWorkflowWorld({ env: UNISOLATED }); // pid files in a private temp dir
   actor.userId = world.userId;
 });
 after(async () => {
   await world?.close();
 });
 
-async function handle(workflowId: string) {
-  const client = await world.app.deps.temporal.client();
-  return client.workflow.getHandle(temporalWorkflowId(workflowId));
-}
+const handle = (workflowId: string) => world.handle(workflowId);
 
 /** A workflow whose `step` sleeps `ms` after writing its pid (so a test can act while it runs). */
 async function startWithSlowStep(step: string, ms: number, extra: Parameters<typeof stepScript>[0] = {}) {

@@ -120,6 +120,16 @@ async function prepareAttempts(id: string): Promise<number> {
   );
 }
 
+/** The first retry delay (s) of the workflow's preparation activity, as scheduled in its history. */
+async function preparationRetryInitialSeconds(id: string): Promise<number> {
+  const client = await world.app.deps.temporal.client();
+  const history = await client.workflow.getHandle(temporalWorkflowId(id)).fetchHistory();
+  const s = (history.events ?? []).find(
+    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'prepareAutonomousWorkspace',
+  )?.activityTaskScheduledEventAttributes?.retryPolicy?.initialInterval;
+  return Number(s?.seconds ?? 0) + (s?.nanos ?? 0) / 1e9;
+}
+
 /** True once the preparation activity is pending a retry (its first attempt failed). */
 async function preparationRetrying(id: string): Promise<boolean> {
   const client = await world.app.deps.temporal.client();
@@ -289,13 +299,21 @@ describe('transient Git errors: short retries in the phase, failed at the limit'
     const ra = await world.waitFor(a!.workflowId, (r) => ENDS.includes(r.status), 'an end', 150_000);
     assert.equal(ra.status, 'completed', `${ra.error}`);
     assert.ok((await prepareAttempts(a!.workflowId)) > 1, 'the preparation was retried');
-    // b's lock stays: five attempts, then failed.
-    await world.start(b!.workflowId);
-    const rb = await world.waitFor(b!.workflowId, (r) => ENDS.includes(r.status), 'an end', 150_000);
-    assert.equal(rb.status, 'failed');
-    assert.match(rb.error ?? '', /lock/);
-    assert.equal(await prepareAttempts(b!.workflowId), 5, 'five attempts, then failed');
-    rmSync(lockOf(b!.workflowId));
+    assert.equal(await preparationRetryInitialSeconds(a!.workflowId), 2, 'the default first delay');
+    // b's lock stays: five attempts, then failed. Its retries wait 0.2 s, 0.4 s ... instead of the
+    // default 2 s, 4 s, 8 s, 16 s (autonomous.preparation_retry_initial_seconds, read at its start).
+    world.app.settings.autonomous.preparation_retry_initial_seconds = 0.2;
+    try {
+      await world.start(b!.workflowId);
+      const rb = await world.waitFor(b!.workflowId, (r) => ENDS.includes(r.status), 'an end', 150_000);
+      assert.equal(rb.status, 'failed');
+      assert.match(rb.error ?? '', /lock/);
+      assert.equal(await prepareAttempts(b!.workflowId), 5, 'five attempts, then failed');
+      assert.equal(await preparationRetryInitialSeconds(b!.workflowId), 0.2);
+    } finally {
+      world.app.settings.autonomous.preparation_retry_initial_seconds = 2;
+      rmSync(lockOf(b!.workflowId));
+    }
   });
 });
 

@@ -14,7 +14,6 @@ import {
   AUTONOMOUS_REFUSED,
   pauseUpdate,
   resumeUpdate,
-  temporalWorkflowId,
 } from '../../../workflows/autonomous/contract.ts';
 import { startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-support.ts';
 
@@ -29,10 +28,7 @@ after(async () => {
   await world?.close();
 });
 
-async function handle(workflowId: string) {
-  const client = await world.app.deps.temporal.client();
-  return client.workflow.getHandle(temporalWorkflowId(workflowId));
-}
+const handle = (workflowId: string) => world.handle(workflowId);
 
 describe('merge refused by repository rules', () => {
   test('paused with the requirement; resumed while unmet -> paused again; approved -> merged', async () => {

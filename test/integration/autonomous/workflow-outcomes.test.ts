@@ -15,12 +15,11 @@ import {
   cancelRoundUpdate,
   doneUpdate,
   resumeUpdate,
-  temporalWorkflowId,
   verificationOverrideUpdate,
 } from '../../../workflows/autonomous/contract.ts';
 import { ANTHROPIC_CREDIT_TOO_LOW } from '../../fixtures/mock-provider.ts';
 import { waitForFile } from './runner-support.ts';
-import { startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-support.ts';
+import { startWorkflowWorld, stepScript, UNISOLATED, type WorkflowWorld } from './workflow-support.ts';
 
 let world: WorkflowWorld;
 const actor: Actor = { userId: 0, username: 'reviewer-1' };
@@ -28,15 +27,14 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-wf-outcomes-'));
 const NO_CREDIT = 'MARK-NO-CREDIT-FOR-WORKFLOW';
 
 before(async () => {
-  world = await startWorkflowWorld();
+  world = await startWorkflowWorld({ env: UNISOLATED }); // pid files in a private temp dir
   actor.userId = world.userId;
 });
 after(async () => {
   await world?.close();
 });
 
-const handle = async (workflowId: string) =>
-  (await world.app.deps.temporal.client()).workflow.getHandle(temporalWorkflowId(workflowId));
+const handle = (workflowId: string) => world.handle(workflowId);
 
 async function run(script = stepScript()) {
   const [wf] = await world.create(world.project(script));

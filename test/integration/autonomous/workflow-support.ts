@@ -7,10 +7,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { WorkflowHandle } from '@temporalio/client';
 import { milestonesRepository } from '../../../db/repositories/autonomous/milestones.ts';
 import { type WorkflowRow, workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
 import { createAutonomousWorkflows } from '../../../services/autonomous/create-workflows.ts';
 import { AUTONOMOUS_WORKFLOW_TYPE, temporalWorkflowId } from '../../../workflows/autonomous/contract.ts';
+import { gitIn } from '../../fixtures/git-repo.ts';
 import { uniqueName } from '../../support/actors.ts';
 import { type RunnerWorld, startRunnerWorld } from './runner-support.ts';
 
@@ -54,6 +56,8 @@ export interface WorkflowWorld extends RunnerWorld {
   project(script: Script, extraFiles?: Record<string, string>): string;
   create(projectPath: string, body?: Record<string, unknown>): Promise<WorkflowRow[]>;
   start(workflowId: string): Promise<void>;
+  /** The Temporal handle of the workflow (for its updates, queries and result). */
+  handle(workflowId: string): Promise<WorkflowHandle>;
   row(workflowId: string): Promise<WorkflowRow>;
   waitFor(
     workflowId: string,
@@ -66,17 +70,12 @@ export interface WorkflowWorld extends RunnerWorld {
   mergedFile(projectId: number, file: string): string | null;
 }
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync('git', args, {
-    cwd,
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: 't',
-      GIT_AUTHOR_EMAIL: 't@x',
-      GIT_COMMITTER_NAME: 't',
-      GIT_COMMITTER_EMAIL: 't@x',
-    },
-  }).toString();
+/**
+ * The env of a world whose scripts write pid files into the test file's private temp directory: it
+ * runs unisolated, set explicitly (the agent account cannot write there, and `auto` would use the
+ * account wherever it exists). Isolated workflows: isolation-workflow.test.ts.
+ */
+export const UNISOLATED: Record<string, string> = { SVC_AUTONOMOUS_ISOLATION: 'off' };
 
 export async function startWorkflowWorld(
   opts: { worker?: boolean; env?: Record<string, string> } = {},
@@ -93,7 +92,7 @@ export async function startWorkflowWorld(
       const dir = path.join(root, uniqueName('project'));
       mkdirSync(path.join(dir, '.svc-fake'), { recursive: true });
       mkdirSync(path.join(dir, '.svc'), { recursive: true });
-      git(dir, 'init', '-q', '-b', 'main');
+      gitIn(dir, 'init', '-q', '-b', 'main');
       writeFileSync(path.join(dir, 'app.txt'), 'broken\n');
       writeFileSync(
         path.join(dir, 'ci.sh'),
@@ -102,8 +101,8 @@ export async function startWorkflowWorld(
       writeFileSync(path.join(dir, '.svc', 'ci'), 'sh ci.sh\n');
       writeFileSync(path.join(dir, '.svc-fake', 'script.json'), JSON.stringify({ byStep: script }));
       for (const [f, content] of Object.entries(extraFiles)) writeFileSync(path.join(dir, f), content);
-      git(dir, 'add', '-A');
-      git(dir, 'commit', '-q', '-m', 'initial');
+      gitIn(dir, 'add', '-A');
+      gitIn(dir, 'commit', '-q', '-m', 'initial');
       return dir;
     },
     async create(projectPath, body = {}) {
@@ -121,6 +120,10 @@ export async function startWorkflowWorld(
         workflowId: temporalWorkflowId(workflowId),
         args: [{ workflowId }],
       });
+    },
+    async handle(workflowId) {
+      const client = await app.deps.temporal.client();
+      return client.workflow.getHandle(temporalWorkflowId(workflowId));
     },
     async row(workflowId) {
       const r = await workflows.find(workflowId);

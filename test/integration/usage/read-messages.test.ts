@@ -4,20 +4,16 @@
 // unknown session and for one outside the caller's tenant alike), tenant isolation of every read, and
 // the readonly role refused. Data: read-seed.ts.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { startTestApp, type TestApp } from '../../support/harness.ts';
+import { test } from 'node:test';
+import type { TestApp } from '../../support/harness.ts';
 import { api } from '../../support/session.ts';
-import { get, type Seeded, seed } from './read-seed.ts';
+import { get, type Seeded, withSeededApp } from './read-seed.ts';
 
 let app: TestApp;
 let s: Seeded;
-
-before(async () => {
-  app = await startTestApp();
-  s = await seed(app);
-});
-after(async () => {
-  await app?.close();
+withSeededApp((a, seeded) => {
+  app = a;
+  s = seeded;
 });
 
 const contents = (body: any) => body.messages.map((m: any) => m.content);

@@ -5,21 +5,17 @@
 // and over HTTP against the request-statistics endpoints, which still count per day and per tool
 // separately. Data: read-seed.ts (two tenants, three tools, two hosts, today and earlier days).
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { requestReadRepository } from '../../../db/repositories/usage/read-requests.ts';
 import type { ReadScope } from '../../../domain/tenant-scope.ts';
-import { startTestApp, type TestApp } from '../../support/harness.ts';
-import { get, type Seeded, seed } from './read-seed.ts';
+import type { TestApp } from '../../support/harness.ts';
+import { get, type Seeded, withSeededApp } from './read-seed.ts';
 
 let app: TestApp;
 let s: Seeded;
-
-before(async () => {
-  app = await startTestApp();
-  s = await seed(app);
-});
-after(async () => {
-  await app?.close();
+withSeededApp((a, seeded) => {
+  app = a;
+  s = seeded;
 });
 
 test('byDayAndTool equals byDay and byTool for every scope and filter', async () => {

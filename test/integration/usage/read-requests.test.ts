@@ -4,20 +4,16 @@
 // default (30 days, today, the current month), the 400s naming the parameter, and tenant isolation.
 // Data: read-seed.ts.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { startTestApp, type TestApp } from '../../support/harness.ts';
+import { test } from 'node:test';
+import type { TestApp } from '../../support/harness.ts';
 import { api } from '../../support/session.ts';
-import { get, type Seeded, seed } from './read-seed.ts';
+import { get, type Seeded, withSeededApp } from './read-seed.ts';
 
 let app: TestApp;
 let s: Seeded;
-
-before(async () => {
-  app = await startTestApp();
-  s = await seed(app);
-});
-after(async () => {
-  await app?.close();
+withSeededApp((a, seeded) => {
+  app = a;
+  s = seeded;
 });
 
 const sum = (list: any[], k: string) => list.reduce((a, x) => a + x[k], 0);

@@ -15,9 +15,10 @@
 //   a usage report (tenant 1): T, tool-z / h3, 1000 tokens, request_count 99 (no messages: tokens
 //   count, requests do not, rule 3)
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { addDays, dayOf } from '../../../domain/usage/read-dates.ts';
 import { buildCast, type Cast, createUser, PASSWORD } from '../../support/actors.ts';
-import type { TestApp } from '../../support/harness.ts';
+import { startTestApp, type TestApp } from '../../support/harness.ts';
 import { api, login, type Session } from '../../support/session.ts';
 
 export interface Seeded {
@@ -34,6 +35,21 @@ export interface Seeded {
 }
 
 const KEY = { 'x-upload-auth': 'test-upload-key' };
+
+/**
+ * The read tests' common start: one app for the whole file, seeded once before its tests (`ready`
+ * receives both) and closed after them.
+ */
+export function withSeededApp(ready: (app: TestApp, s: Seeded) => void): void {
+  let app: TestApp | undefined;
+  before(async () => {
+    app = await startTestApp();
+    ready(app, await seed(app));
+  });
+  after(async () => {
+    await app?.close();
+  });
+}
 
 export async function seed(app: TestApp): Promise<Seeded> {
   const cast = await buildCast(app);

@@ -3,20 +3,16 @@
 // /api/trend with their defaults and 400s, tokens from every source but requests by rule 3 only, and
 // tenant isolation (tenant A, tenant B, system admin, a user without tenant). Data: read-seed.ts.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { startTestApp, type TestApp } from '../../support/harness.ts';
+import { test } from 'node:test';
+import type { TestApp } from '../../support/harness.ts';
 import { api } from '../../support/session.ts';
-import { get, type Seeded, seed } from './read-seed.ts';
+import { get, type Seeded, withSeededApp } from './read-seed.ts';
 
 let app: TestApp;
 let s: Seeded;
-
-before(async () => {
-  app = await startTestApp();
-  s = await seed(app);
-});
-after(async () => {
-  await app?.close();
+withSeededApp((a, seeded) => {
+  app = a;
+  s = seeded;
 });
 
 test('summary: the exact shape, per tenant; tokens from every source, requests by rule 3', async () => {

@@ -99,13 +99,19 @@ export async function extendedAcls(dir: string): Promise<Map<string, string>> {
   try {
     ({ stdout: text } = await run('getfacl', ['-R', '-P', '-s', '-p', '-n', '--', dir], {
       maxBuffer: 64 * 1024 * 1024,
+      // Untranslated messages: a vanished entry is recognised by its text below.
+      env: { ...process.env, LC_ALL: 'C' },
     }));
   } catch (err) {
     // No getfacl on this host (the `acl` package): ACLs are not compared (isolation needs it anyway).
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return out;
-    // getfacl exits 1 when a file vanished mid-walk but still prints the rest.
-    text = (err as { stdout?: string }).stdout ?? '';
-    if (!text) throw err;
+    // getfacl exits 1 when a file vanished mid-walk (another workflow's worktree admin dir, lock
+    // file or ref in the shared bare repository) but still prints the rest, which may be nothing at
+    // all when no entry has an extended ACL. Any other complaint is an error.
+    const { stdout = '', stderr = '' } = err as { stdout?: string; stderr?: string };
+    const complaints = stderr.split('\n').filter(Boolean);
+    if (!complaints.length || !complaints.every((l) => l.endsWith(': No such file or directory'))) throw err;
+    text = stdout;
   }
   for (const block of text.split('\n\n')) {
     const lines = block.split('\n').filter(Boolean);
