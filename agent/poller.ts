@@ -1,6 +1,9 @@
 // HTTP polling transport loop (PROTOCOL.md "Polling"):
 //  - exactly one long poll open at all times, carrying no events, so commands arrive promptly;
-//  - events leave in separate wait_ms=0 requests as soon as they are queued (a few ms of batching);
+//  - events leave in separate wait_ms=0 requests as soon as they are queued: lines queued in the same
+//    turn of the event loop, or while the previous request is in flight, travel together in the next
+//    one (batching without a waiting window: a lone line is not held back; bench/remote measured the
+//    old 5 ms window as most of the stdout -> SSE latency);
 //  - a heartbeat request every heartbeat interval, even while the long poll is held;
 //  - failures retry with jittered exponential backoff; events stay queued until a 200 acknowledges them;
 //  - a 401 anywhere is fatal (the machine was deleted or its token revoked).
@@ -23,7 +26,7 @@ export interface PollerOptions {
   heartbeatMs: number;
   baseDelayMs: number;
   maxDelayMs: number;
-  /** Lines a CLI prints within this window travel in one request. */
+  /** Extra wait before sending queued events, so that lines printed within it travel together (default 0). */
   batchDelayMs?: number;
 }
 
@@ -61,7 +64,7 @@ export class Poller {
 
   /** New events were queued in the outbox. */
   notify(): void {
-    this.kick(this.opts.batchDelayMs ?? 5);
+    this.kick(this.opts.batchDelayMs ?? 0);
   }
 
   /** Waits (bounded) until queued events are acknowledged; used on shutdown. */

@@ -6,6 +6,8 @@
 import { createInterface } from 'node:readline';
 
 const now = () => performance.timeOrigin + performance.now();
+// STAMP_DELAY_MS: wait this long before answering (bench/remote --cli-delay), as a real CLI would.
+const delayMs = Number(process.env.STAMP_DELAY_MS) || 0;
 const out = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
 out({ type: 'system', subtype: 'init', session_id: `bench-${process.pid}` });
 for await (const line of createInterface({ input: process.stdin })) {
@@ -17,6 +19,7 @@ for await (const line of createInterface({ input: process.stdin })) {
   } catch {
     continue;
   }
+  if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
   out({ type: 'assistant', bench: content, received_at: receivedAt, printed_at: now() });
   out({ type: 'result', subtype: 'success' });
 }
