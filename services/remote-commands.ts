@@ -10,6 +10,11 @@ import { type KeySettings, storageKey } from './secrets.ts';
 
 /** A queued command not claimed within this time is not delivered any more (spec field expires_at). */
 export const DEFAULT_COMMAND_TTL_MS = 10 * 60_000;
+/**
+ * A delivered command without a response is handed out again after this long (db/repositories/
+ * runtime-commands.ts, "Delivery lease"): the poll that claimed it may have died before answering.
+ */
+export const REDELIVER_AFTER_MS = 15_000;
 /** Most commands handed to one poll. */
 export const CLAIM_LIMIT = 50;
 
@@ -87,7 +92,13 @@ export function remoteCommands(deps: { database: DatabaseHandle; settings: KeySe
       machineId: string,
       limit = CLAIM_LIMIT,
     ): Promise<{ ids: number[]; commands: DeliveredCommand[] }> {
-      const rows = await repo.claimPending(machineId, deps.now(), limit);
+      const now = deps.now();
+      const rows = await repo.claimPending(
+        machineId,
+        now,
+        limit,
+        new Date(now.getTime() - REDELIVER_AFTER_MS),
+      );
       return {
         ids: rows.map((r) => r.id),
         commands: rows.map((r) => ({

@@ -7,7 +7,14 @@
 // was bound to, or (no session) the machine's key at queueing time. A poll claims only commands whose key
 // is the machine's current one, so a machine deleted and registered again under the same machine_id
 // never receives the commands (prompts, proxy tokens) queued for its predecessor.
-import { and, asc, eq, gt, inArray, isNull, or, type SQL, sql } from 'drizzle-orm';
+//
+// Delivery lease: a claimed command stays `delivered` until the agent's response. An API killed between
+// committing a claim and writing the poll's answer leaves commands `delivered` that no agent received, so
+// a `delivered` command without a response is claimable again once its delivery is older than the lease
+// (`redeliverBefore`); the agent ignores a command_id it has already handled. To keep a session's order,
+// a pending command waits while an earlier command of its session is delivered within the lease; an
+// earlier one whose lease ran out is claimed again in the same batch, ahead of it.
+import { and, asc, eq, gt, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { DatabaseHandle } from '../client.ts';
 
 export type RuntimeCommandRow = DatabaseHandle['t']['remoteRuntimeCommands']['$inferSelect'];
@@ -18,10 +25,21 @@ export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
   const s = t.agentSessions;
   const currentKey = (machineId: string) =>
     sql`(SELECT ${m.machineKey} FROM ${m} WHERE ${m.machineId} = ${machineId})`;
-  const deliverable = (machineId: string, now: Date) =>
+  /** Delivered within the lease by an earlier command of the same session (outer row: `c`). */
+  const earlierInFlight = (redeliverBefore: Date) =>
+    sql`EXISTS (SELECT 1 FROM ${c} AS e WHERE e.machine_id = ${c.machineId} AND e.status = 'delivered'
+      AND e.session_id = ${c.sessionId} AND e.id < ${c.id}
+      AND e.delivered_at > ${sql.param(redeliverBefore, c.deliveredAt)})`;
+  /** Claimable now: pending behind no in-flight command of its session, or delivered and unanswered past the lease. */
+  const claimable = (redeliverBefore: Date) =>
+    or(
+      and(eq(c.status, 'pending'), sql`NOT ${earlierInFlight(redeliverBefore)}`),
+      and(eq(c.status, 'delivered'), lte(c.deliveredAt, redeliverBefore)),
+    );
+  const deliverable = (machineId: string, now: Date, redeliverBefore: Date) =>
     and(
       eq(c.machineId, machineId),
-      eq(c.status, 'pending'),
+      claimable(redeliverBefore),
       or(isNull(c.expiresAt), gt(c.expiresAt, now)),
       // Null-safe: rows written by a build before 0010 (no keys yet) still match each other.
       sql`COALESCE(${c.machineKey}, '') = COALESCE(${currentKey(machineId)}, '')`,
@@ -59,18 +77,29 @@ export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
       return row;
     },
     /** Claims up to `limit` deliverable commands of a machine, oldest first, marking them delivered. */
-    async claimPending(machineId: string, now: Date, limit: number): Promise<RuntimeCommandRow[]> {
+    async claimPending(
+      machineId: string,
+      now: Date,
+      limit: number,
+      redeliverBefore: Date,
+    ): Promise<RuntimeCommandRow[]> {
       const base = db
         .select({ id: c.id })
         .from(c)
-        .where(deliverable(machineId, now))
+        .where(deliverable(machineId, now, redeliverBefore))
         .orderBy(asc(c.id))
         .limit(limit);
       const chosen = dialect === 'postgres' ? base.for('update', { skipLocked: true }) : base;
       const rows = await db
         .update(c)
         .set({ status: 'delivered', deliveredAt: now })
-        .where(and(inArray(c.id, chosen), eq(c.status, 'pending')))
+        // Re-checked here: a concurrent claim (another instance) may have taken the row meanwhile.
+        .where(
+          and(
+            inArray(c.id, chosen),
+            or(eq(c.status, 'pending'), and(eq(c.status, 'delivered'), lte(c.deliveredAt, redeliverBefore))),
+          ),
+        )
         .returning();
       return rows.sort((x, y) => x.id - y.id);
     },
@@ -101,10 +130,6 @@ export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
         )
         .returning({ id: c.id });
       return rows.length > 0;
-    },
-    async countPending(machineId: string, now: Date): Promise<number> {
-      const rows = await db.select({ id: c.id }).from(c).where(deliverable(machineId, now));
-      return rows.length;
     },
   };
 }
