@@ -22,6 +22,11 @@ export type QuotaMeasure = 'tokens' | 'requests';
 
 /** User token quotas are stored in millions of tokens (spec rule 2). */
 export const TOKENS_PER_USER_QUOTA_UNIT = 1_000_000;
+/**
+ * The largest user token quota (in millions) whose token figure is still an exact integer: a larger
+ * one made `token_limit` and `tokens_remaining` pass Number.MAX_SAFE_INTEGER (found by `npm run fuzz`).
+ */
+export const MAX_USER_TOKEN_QUOTA_MILLIONS = Math.floor(Number.MAX_SAFE_INTEGER / TOKENS_PER_USER_QUOTA_UNIT);
 
 /** Limits in actual tokens and requests; null = unlimited. */
 export interface QuotaLimits {

@@ -10,6 +10,13 @@ import type { ActivityDeps } from '../index.ts';
 
 /** Days per recompute transaction of a date-keyed table. */
 export const REFRESH_CHUNK_DAYS = 31;
+/**
+ * Most chunks one refresh plans. Dates are whatever was uploaded (year 0001 to 9999 are calendar
+ * dates): a long span widens the chunks instead of multiplying them, so the plan (an activity answer
+ * in the history) and the steps stay bounded; five years of data keep 31-day chunks. Found by
+ * `npm run fuzz`: two rows dated 0001-01-01 and 9999-12-31 made a 2.6 MB plan of 118,000 chunks.
+ */
+export const REFRESH_MAX_CHUNKS = 60;
 
 export interface SummaryRefreshPlan {
   first: string | null;
@@ -21,6 +28,12 @@ export interface SummaryRefreshPlan {
 
 const DAY_MS = 86_400_000;
 const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** Chunk length for first..last: REFRESH_CHUNK_DAYS, or wider so that at most REFRESH_MAX_CHUNKS cover it. */
+export function chunkDaysFor(first: string, last: string): number {
+  const span = Math.floor((Date.parse(`${last}T00:00:00Z`) - Date.parse(`${first}T00:00:00Z`)) / DAY_MS) + 1;
+  return Math.max(REFRESH_CHUNK_DAYS, Math.ceil(span / REFRESH_MAX_CHUNKS));
+}
 
 /** [from, to] ranges of `days` days covering first..last (inclusive). */
 export function dateChunks(first: string, last: string, days: number): Array<[string, string]> {
@@ -36,7 +49,7 @@ export function createSummaryRefreshActivities(deps: Pick<ActivityDeps, 'databas
   return {
     async planSummaryRefresh(input: { host: string | null }): Promise<SummaryRefreshPlan> {
       const { first, last } = await repo.messageDateRange(input.host);
-      const chunks = first && last ? dateChunks(first, last, REFRESH_CHUNK_DAYS) : [];
+      const chunks = first && last ? dateChunks(first, last, chunkDaysFor(first, last)) : [];
       return { first, last, chunks, tables: [...DATE_KEYED_TABLES] };
     },
     async clearAggregateOutside(input: {

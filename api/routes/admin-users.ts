@@ -65,7 +65,8 @@ const quotaBody = z
     monthly_request_quota: quotaValue,
   })
   .strict();
-const idParam = z.object({ user_id: z.coerce.number().int().positive() });
+// Ids are 32-bit integer columns on PostgreSQL: a larger id is a 400, not a failed query.
+const idParam = z.object({ user_id: z.coerce.number().int().positive().max(2_147_483_647) });
 
 // Declarations of each route (validation + /api/openapi.json; api/openapi/endpoint.ts).
 const quotaField = z.number().int().nullable();

@@ -27,7 +27,7 @@ const dateOrTime = z
   );
 const range = { start_date: dateOrTime.optional(), end_date: dateOrTime.optional() };
 const listQuery = z.object({
-  user_id: z.coerce.number().int().positive().optional(),
+  user_id: z.coerce.number().int().positive().max(2_147_483_647).optional(),
   username: z.string().min(1).max(100).optional(),
   action: z.string().min(1).max(100).optional(),
   resource_type: z.string().min(1).max(50).optional(),
@@ -144,7 +144,7 @@ const getAuditLogsExport = endpoint({
 });
 const getAuditUserIdActivity = endpoint({
   tags: ['audit-logs'],
-  params: z.object({ user_id: z.coerce.number().int().positive() }),
+  params: z.object({ user_id: z.coerce.number().int().positive().max(2_147_483_647) }),
   query: activityQuery,
   responses: {
     200: z.looseObject({

@@ -72,7 +72,7 @@ const DAY_MS = 86_400_000;
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
 const getUserProfile = endpoint({
   tags: ['compliance'],
-  params: z.object({ user_id: z.coerce.number('must be an integer').int().positive() }),
+  params: z.object({ user_id: z.coerce.number('must be an integer').int().positive().max(2_147_483_647) }),
   query: z.object({ days }),
   responses: {
     200: z.looseObject({

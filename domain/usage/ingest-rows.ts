@@ -79,7 +79,14 @@ class FieldError extends Error {
   }
 }
 
-/** A non-negative integer count (number or digit string); `fallback` when absent. */
+/**
+ * The largest count one uploaded row may carry (10^12 tokens or requests). Rows are summed into
+ * daily, tenant and all-time figures: without a bound, a few rows near 2^53 make those sums exceed
+ * Number.MAX_SAFE_INTEGER and every answer that holds them imprecise (found by `npm run fuzz`).
+ */
+export const MAX_UPLOAD_COUNT = 1_000_000_000_000;
+
+/** A non-negative integer count (number or digit string), at most MAX_UPLOAD_COUNT; `fallback` when absent. */
 export function count(obj: Record<string, unknown>, field: string, fallback: number): number {
   const v = obj[field];
   if (v === undefined || v === null) return fallback;
@@ -89,6 +96,7 @@ export function count(obj: Record<string, unknown>, field: string, fallback: num
   else throw new FieldError(field, 'must be a non-negative integer');
   if (!Number.isSafeInteger(n)) throw new FieldError(field, 'must be a non-negative integer');
   if (n < 0) throw new FieldError(field, 'must not be negative');
+  if (n > MAX_UPLOAD_COUNT) throw new FieldError(field, `must be at most ${MAX_UPLOAD_COUNT}`);
   return n;
 }
 

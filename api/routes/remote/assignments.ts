@@ -22,10 +22,11 @@ import { sessionTeardown } from '../../remote-session-control.ts';
 import { remoteAccess } from './access.ts';
 
 const assignBody = z.object({
-  user_id: z.number().int().positive(),
+  user_id: z.number().int().positive().max(2_147_483_647),
   permission: z.enum(['user', 'admin']).default('user'),
 });
-const uidParam = z.coerce.number().int().positive();
+// Ids are 32-bit integer columns on PostgreSQL: a larger id is a 400, not a failed query.
+const uidParam = z.coerce.number().int().positive().max(2_147_483_647);
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
 // The handler parses `uid` alone (its 400 names no field); the same schema documents it.
