@@ -38,8 +38,20 @@ export function httpLogger(logger: Logger) {
       req: (req) => ({ id: req.id, method: req.method, url: String(req.url).split('?')[0] }),
       res: (res) => ({ statusCode: res.statusCode }),
     },
+    // 501 is an answer the spec reserves for endpoints without a transport yet, not a server fault.
     customLogLevel: (_req, res, err) =>
-      err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug',
+      err || (res.statusCode >= 500 && res.statusCode !== 501)
+        ? 'error'
+        : res.statusCode >= 400
+          ? 'info'
+          : 'debug',
+    // For any 5xx without a thrown error pino-http makes one up ("failed with status code N") and logs
+    // its stack, which says nothing but where pino-http is: log the status only. A thrown error is
+    // logged once, by the error middleware (api/middleware/errors.ts).
+    customErrorObject: (_req, res, error, val) =>
+      !res.err && error.message === `failed with status code ${res.statusCode}`
+        ? { res: val.res, responseTime: val.responseTime }
+        : val,
     autoLogging: { ignore: (req) => req.url === '/livez' || req.url === '/metrics' },
   });
 }

@@ -16,7 +16,6 @@ import {
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
-import { parseInput } from '../../middleware/validate.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { sessionTeardown } from '../../remote-session-control.ts';
 import { remoteAccess } from './access.ts';
@@ -29,7 +28,6 @@ const assignBody = z.object({
 const uidParam = z.coerce.number().int().positive().max(2_147_483_647);
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
-// The handler parses `uid` alone (its 400 names no field); the same schema documents it.
 const deleteRemoteMachinesAssign = endpoint({
   tags: ['remote'],
   params: z.object({ uid: uidParam }),
@@ -157,7 +155,7 @@ export function assignmentsRouter(deps: AppDeps): Router {
 
   r.delete('/api/remote/machines/:id/assign/:uid', deleteRemoteMachinesAssign, auth, async (req, res) => {
     const machineId = String(req.params.id);
-    const userId = parseInput(uidParam, req.params.uid);
+    const userId = deleteRemoteMachinesAssign.params(req).uid;
     const { machine, standing } = await access.visibleMachine(req, machineId);
     if (!canManage(standing))
       await refuse(
