@@ -12,6 +12,9 @@
 // FLUSH_INTERVAL_MS, after the quota service's own report flush (so daily_usage holds the day before
 // usage_summary counts its days). message_id is drawn once per call (callMessageId), so a flush that
 // is retried after a failure (or a partial one) inserts nothing twice (ON CONFLICT DO NOTHING).
+// On PostgreSQL the queued rows are written by a worker thread with its own pool (message-writer-
+// thread.ts: ~35-50 us of CPU per row off the thread that serves the proxy); on SQLite, with
+// SVC_USAGE_WRITER_THREAD=off, or when that thread failed, here. Everything else below is the same.
 // Prompts are low-rate (a person typing): recordPrompt writes the row at once, so the session's
 // message_count is current when the chat request answers; if that write fails the row joins the queue.
 //
@@ -24,14 +27,19 @@
 //   - a crash loses the rows still queued (at most FLUSH_INTERVAL_MS of calls, or the backlog of a
 //     failing database): that loses message rows and their message-derived statistics only. Quota
 //     accounting never depends on this queue: the settle is written by services/quota.ts.
-import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/client.ts';
-import { dayKey } from '../../domain/quota.ts';
-import { DEFAULT_TENANT_ID } from '../../domain/tenants.ts';
-import type { Usage } from '../../domain/usage/usage.ts';
 import { quotaServiceFor } from '../quota.ts';
 import { type IngestMessage, ingestService } from './ingest.ts';
+import { type MessageWriterThread, startMessageWriterThread } from './message-writer-thread.ts';
+import { groupCommit } from './prompt-group-commit.ts';
+import {
+  callMessageId,
+  type ProxiedCall,
+  promptRow,
+  proxiedCallRow,
+  type RemotePrompt,
+} from './remote-message-rows.ts';
 
 export const FLUSH_INTERVAL_MS = 100;
 /**
@@ -42,169 +50,33 @@ const WRITE_SLICE = 100;
 const RETRY_MS = 1_000;
 export const MAX_QUEUED = 50_000;
 
-/** Where remote work happened, from the session. */
-export interface RemoteSessionRef {
-  sessionId: string;
-  /** The session's user (the message's user_id). */
-  userId: number;
-  /** The session's tenant; null counts under DEFAULT_TENANT_ID (like an unknown sender's upload). */
-  tenantId: number | null;
-  toolName: string;
-  hostName: string;
-  projectPath?: string | null;
-}
-
-/** A model call the provider answered (2xx). */
-export interface ProxiedCall extends RemoteSessionRef {
-  /** The proxy's request id (tracing only: the caller may choose it, so it is not the message id). */
-  requestId: string;
-  /** Username of the token's user (sender_name). */
-  username: string | null;
-  /** The day the call counted in quota (its reservation's day), so daily_messages agrees with daily_usage. */
-  day: string;
-  at: Date;
-  usage: Usage | null;
-  provider: string;
-  endpoint: string;
-}
-
-/** A prompt a user sent to a remote session. */
-export interface RemotePrompt extends RemoteSessionRef {
-  /** The id of the session.input command that carries it (the message id). */
-  commandId: string;
-  /** Who typed it (sender_name). */
-  username: string | null;
-  content: string;
-  model: string | null;
-  at: Date;
-}
-
-let lastMs = 0;
-let seq = 0;
-/** 64 random bits drawn once per process: (milliseconds, sequence) is unique within it. */
-const PROCESS_SUFFIX = randomBytes(8).toString('hex');
-
-/**
- * A message id for a proxied call: time-ordered (milliseconds and a per-process sequence, base 36),
- * then 64 random bits drawn once per process, so ids of several API instances never collide (the
- * pair before it never repeats within a process: a clock that steps back keeps counting on the last
- * millisecond seen). Time order keeps the inserts into daily_messages' natural-key index on its right
- * edge; random UUIDs spread them over the whole index (measured on SQLite: 53 against 36 us of CPU per
- * row at 50k rows, and worse as it grows). No random draw per call (bench/proxy: ~3 us each).
- */
-export function callMessageId(now: number): string {
-  if (now <= lastMs) seq += 1;
-  else {
-    lastMs = now;
-    seq = 0;
-  }
-  return `${lastMs.toString(36).padStart(9, '0')}-${seq.toString(36).padStart(4, '0')}-${PROCESS_SUFFIX}`;
-}
-
-const cut = (v: string | null | undefined, max: number): string | null =>
-  v == null ? null : v.length > max ? v.slice(0, max) : v;
-
-/**
- * A row of daily_messages for remote work. Built as one object literal: spreading a shared part into
- * a literal with more properties after it cost about 15 us per row in V8 (measured), on the thread
- * that serves the proxy.
- */
-function remoteRow(
-  ref: RemoteSessionRef,
-  m: Pick<
-    IngestMessage,
-    | 'date'
-    | 'messageId'
-    | 'role'
-    | 'content'
-    | 'fullEntry'
-    | 'tokensUsed'
-    | 'inputTokens'
-    | 'outputTokens'
-    | 'model'
-    | 'timestamp'
-    | 'senderName'
-    | 'messageSource'
-  >,
-): IngestMessage {
-  return {
-    date: m.date,
-    toolName: cut(ref.toolName, 100) ?? 'remote',
-    hostName: cut(ref.hostName, 255) ?? 'localhost',
-    messageId: m.messageId,
-    parentId: null,
-    role: m.role,
-    content: m.content,
-    fullEntry: m.fullEntry,
-    tokensUsed: m.tokensUsed,
-    inputTokens: m.inputTokens,
-    outputTokens: m.outputTokens,
-    model: m.model,
-    timestamp: m.timestamp,
-    senderId: null,
-    senderName: m.senderName,
-    messageSource: m.messageSource,
-    conversationId: null,
-    agentSessionId: ref.sessionId,
-    projectPath: cut(ref.projectPath, 500),
-    owner: { userId: ref.userId, tenantId: ref.tenantId ?? DEFAULT_TENANT_ID },
-  };
-}
-
-/** The assistant row of a proxied call. */
-export function proxiedCallRow(call: ProxiedCall, messageId: string): IngestMessage {
-  const u = call.usage;
-  const entry: Record<string, unknown> = {
-    request_id: call.requestId,
-    provider: call.provider,
-    endpoint: call.endpoint,
-  };
-  if (u === null) entry.usage_unknown = true;
-  else if (u.estimated) entry.estimated = true;
-  return remoteRow(call, {
-    date: call.day,
-    messageId,
-    role: 'assistant',
-    content: null,
-    fullEntry: JSON.stringify(entry),
-    tokensUsed: u?.totalTokens ?? 0,
-    inputTokens: u?.inputTokens ?? 0,
-    outputTokens: u?.outputTokens ?? 0,
-    model: cut(u?.model, 100),
-    timestamp: call.at,
-    senderName: cut(call.username, 255),
-    messageSource: 'proxy',
-  });
-}
-
-/** The user row of a prompt. */
-export function promptRow(p: RemotePrompt): IngestMessage {
-  return remoteRow(p, {
-    date: dayKey(p.at),
-    messageId: p.commandId,
-    role: 'user',
-    content: p.content,
-    fullEntry: null,
-    tokensUsed: 0,
-    inputTokens: 0,
-    outputTokens: 0,
-    model: cut(p.model, 100),
-    timestamp: p.at,
-    senderName: cut(p.username, 255),
-    messageSource: 'remote',
-  });
-}
+export {
+  callMessageId,
+  type ProxiedCall,
+  promptRow,
+  proxiedCallRow,
+  type RemotePrompt,
+  type RemoteSessionRef,
+} from './remote-message-rows.ts';
 
 interface Deps {
   database: DatabaseHandle;
   now: () => Date;
   logger?: Logger;
+  /** SVC_USAGE_WRITER_THREAD: 'off' keeps the PostgreSQL writes on this thread (message-writer-thread.ts). */
+  settings?: { SVC_USAGE_WRITER_THREAD?: 'on' | 'off'; dataDir?: string };
 }
 
 export function remoteMessages(deps: Deps) {
   const quota = quotaServiceFor(deps);
-  const ingest = ingestService(deps);
+  const dataDir = deps.settings?.dataDir;
+  const ingest = ingestService({ ...deps, settings: dataDir === undefined ? undefined : { dataDir } });
   const settled = { accounting: 'already-settled' } as const;
+  // Concurrent chats' prompt rows share one transaction (services/usage/prompt-group-commit.ts: they
+  // contend for the same statistics rows); each chat still answers only after its own row is stored.
+  const prompts = groupCommit<IngestMessage>(async (rows) => {
+    await ingest.ingestMessages(rows, settled);
+  }, WRITE_SLICE);
   let queue: IngestMessage[] = [];
   let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -216,6 +88,27 @@ export function remoteMessages(deps: Deps) {
 
   /** After a failed write, timer-driven flushes wait until then (an explicit flush() does not). */
   let pausedUntil = 0;
+
+  // PostgreSQL: the rows are written by a worker thread with its own pool (message-writer-thread.ts),
+  // started on the first write; SQLite, a thread that failed, or after close(): on this thread.
+  let threadWanted = deps.settings?.SVC_USAGE_WRITER_THREAD !== 'off';
+  let thread: MessageWriterThread | undefined;
+  function writerThread(): MessageWriterThread | undefined {
+    if (thread !== undefined) return thread.broken ? undefined : thread;
+    const url = deps.database.pool?.options.connectionString;
+    if (!threadWanted || deps.database.dialect !== 'postgres' || !url) return undefined;
+    try {
+      thread = startMessageWriterThread(url, WRITE_SLICE);
+    } catch (error) {
+      threadWanted = false;
+      deps.logger?.error(
+        { err: (error as Error)?.message?.slice(0, 200) },
+        'remote messages: writer thread not started; writing on the API thread',
+      );
+      return undefined;
+    }
+    return thread;
+  }
 
   function schedule(ms: number) {
     if (timer !== undefined || stopped) return;
@@ -234,8 +127,11 @@ export function remoteMessages(deps: Deps) {
 
   async function write(rows: IngestMessage[]): Promise<void> {
     try {
-      for (let i = 0; i < rows.length; i += WRITE_SLICE)
-        await ingest.ingestMessages(rows.slice(i, i + WRITE_SLICE), settled);
+      const t = writerThread();
+      if (t !== undefined) await t.write(rows, deps.now());
+      else
+        for (let i = 0; i < rows.length; i += WRITE_SLICE)
+          await ingest.ingestMessages(rows.slice(i, i + WRITE_SLICE), settled);
     } catch (error) {
       deps.logger?.error(
         { err: (error as Error)?.message?.slice(0, 200), rows: rows.length },
@@ -288,7 +184,7 @@ export function remoteMessages(deps: Deps) {
     async recordPrompt(prompt: RemotePrompt): Promise<void> {
       const row = promptRow(prompt);
       try {
-        await ingest.ingestMessages([row], settled);
+        await prompts.submit(row);
       } catch (error) {
         deps.logger?.error(
           { err: (error as Error)?.message?.slice(0, 200) },
@@ -310,6 +206,22 @@ export function remoteMessages(deps: Deps) {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
     },
+
+    /** Shutdown, after the last flush: ends the writer thread (its pool closes); later writes run here. */
+    async closeWriterThread(): Promise<void> {
+      threadWanted = false;
+      const t = thread;
+      thread = undefined;
+      if (t !== undefined) await t.close();
+    },
+
+    /** Whether the rows are written by the worker thread (tests, the bench's first line). */
+    writesOnThread: (): boolean => thread !== undefined && !thread.broken,
+
+    /** SVC_USAGE_WRITER_THREAD of the app's settings (the first caller may have had none). */
+    configure(settings: { SVC_USAGE_WRITER_THREAD?: 'on' | 'off' }): void {
+      if (thread === undefined && settings.SVC_USAGE_WRITER_THREAD === 'off') threadWanted = false;
+    },
   };
 }
 
@@ -323,7 +235,7 @@ export function remoteMessagesFor(deps: Deps): RemoteMessages {
   if (!s) {
     s = remoteMessages(deps);
     instances.set(deps.database, s);
-  }
+  } else if (deps.settings) s.configure(deps.settings);
   return s;
 }
 
@@ -383,6 +295,7 @@ export async function flushUsageAtShutdown(
   }
   quota.stopTimers();
   messages?.stopTimers();
+  if (messages) await within(messages.closeWriterThread(), timeoutMs);
   const left = unwritten();
   if (!nothingLeft(left))
     deps.logger?.error(
