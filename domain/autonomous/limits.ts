@@ -97,6 +97,7 @@ export const DEFAULT_RETRY_TIMING: RetryTiming = {
   transientDelaySeconds: LIMITS.transientNetworkDelaySeconds,
   apiBackoffInitialSeconds: LIMITS.apiBackoffInitialSeconds,
   apiRetryWindowSeconds: LIMITS.transientApiRetryWindowSeconds,
+  preparationRetryInitialSeconds: DEFAULT_PREPARATION_RETRY_INITIAL_SECONDS,
 };
 
 export function autonomousLimits(s: AutonomousSettingsView): AutonomousLimits {

@@ -27,6 +27,7 @@ test('retry timing: the spec figures by default, the settings when given', () =>
     transientDelaySeconds: 5,
     apiBackoffInitialSeconds: 10,
     apiRetryWindowSeconds: 1800,
+    preparationRetryInitialSeconds: 2,
   });
   assert.deepEqual(
     retryTiming(
@@ -34,9 +35,15 @@ test('retry timing: the spec figures by default, the settings when given', () =>
         transient_retry_delay_seconds: 1,
         api_backoff_initial_seconds: 2,
         transient_api_retry_window_seconds: 30,
+        preparation_retry_initial_seconds: 0.2,
       }),
     ),
-    { transientDelaySeconds: 1, apiBackoffInitialSeconds: 2, apiRetryWindowSeconds: 30 },
+    {
+      transientDelaySeconds: 1,
+      apiBackoffInitialSeconds: 2,
+      apiRetryWindowSeconds: 30,
+      preparationRetryInitialSeconds: 0.2,
+    },
   );
 });
 
