@@ -96,7 +96,9 @@ test('kill -9 of the worker mid-development resumes at the persisted phase with 
   assert.equal(impl.status, 'completed');
   assert.equal(impl.attempt, 1, 'the same milestone row, not a second attempt');
   assert.equal(impl.content, 'implemented after the crash');
-  // Both runs' model calls were metered on the one milestone (the crashed run's usage is kept).
-  assert.equal(impl.phaseRequestCount, 2);
+  // Both runs' model calls were metered on the one milestone (the crashed run's usage is kept). Each
+  // run makes one call; on a loaded machine the new worker's attempt can itself time out (heartbeat) and
+  // run once more, adding its own call, so this is a lower bound.
+  assert.ok(impl.phaseRequestCount >= 2, `${impl.phaseRequestCount} calls metered`);
   second.child.kill('SIGTERM');
 });
