@@ -4,17 +4,15 @@
 // expiry on the test clock; outputs with gap-free indexes under concurrent writers, de-duplicated
 // re-sends, replay from any index, and events for someone else's session refused.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { remoteSessionsRepository } from '../../db/repositories/remote-sessions.ts';
 import { remoteCommands } from '../../services/remote-commands.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import {
   agentMessage,
   assign,
+  boundSession,
   buildRemoteCast,
-  type FakeMachine,
   type RemoteCast,
   registerFakeMachine,
   sleep,
@@ -34,21 +32,6 @@ after(async () => {
 
 const commandsOf = () =>
   remoteCommands({ database: app.database, settings: app.settings, now: app.clock.now });
-
-/** A session row bound to the machine, as the workflow's bind step writes it (no worker needed here). */
-async function boundSession(machine: FakeMachine, userId = cast.userA.id): Promise<string> {
-  const sessionId = randomUUID();
-  await remoteSessionsRepository(app.database).insertIfAbsent({
-    sessionId,
-    tenantId: cast.tenantId,
-    toolName: 'cli_alpha',
-    userId,
-    status: 'active',
-    projectPath: '/tmp',
-    remoteMachineId: machine.machineId,
-  });
-  return sessionId;
-}
 
 test('concurrent polls: every command is delivered exactly once', async () => {
   const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
@@ -100,7 +83,7 @@ test('commands reach the agent oldest first with their payloads', async () => {
 test('long poll: held until a command is queued, then answered in milliseconds', async () => {
   const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
   await assign(app.url, cast.admin.session, machine.machineId, cast.userA.id, 'user');
-  const sessionId = await boundSession(machine);
+  const sessionId = await boundSession(app, cast, machine);
   const started = Date.now();
   const poll = agentMessage(app.url, machine, { wait_ms: 20_000 });
   await sleep(300);
@@ -204,7 +187,7 @@ test('an expired command is not delivered', async () => {
 
 test('outputs: gap-free per-session event_index under concurrent writers; re-sends stored once', async () => {
   const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
-  const sessionId = await boundSession(machine);
+  const sessionId = await boundSession(app, cast, machine);
   const batch = (run: string, n: number) =>
     Array.from({ length: n }, (_, i) => ({
       type: 'output',
@@ -247,7 +230,7 @@ test('outputs: gap-free per-session event_index under concurrent writers; re-sen
 test("replay from any index (JSON and GET session), and events for another machine's session are refused", async () => {
   const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
   const intruder = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
-  const sessionId = await boundSession(machine);
+  const sessionId = await boundSession(app, cast, machine);
   const events = Array.from({ length: 30 }, (_, i) => ({
     type: 'output',
     session_id: sessionId,

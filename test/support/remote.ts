@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { remoteSessionsRepository } from '../../db/repositories/remote-sessions.ts';
 import { createTenant, createUser, PASSWORD } from './actors.ts';
 import { ADMIN, type TestApp } from './harness.ts';
 import { api, login, type Session } from './session.ts';
@@ -98,6 +99,26 @@ export async function registerFakeMachine(
     agentToken: r.body.agent_token,
     headers: { authorization: `Bearer ${r.body.agent_token}`, 'x-machine-id': r.body.machine_id },
   };
+}
+
+/** A session row bound to the machine, as the workflow's bind step writes it (no worker needed). */
+export async function boundSession(
+  app: TestApp,
+  cast: RemoteCast,
+  machine: FakeMachine,
+  userId = cast.userA.id,
+): Promise<string> {
+  const sessionId = randomUUID();
+  await remoteSessionsRepository(app.database).insertIfAbsent({
+    sessionId,
+    tenantId: cast.tenantId,
+    toolName: 'cli_alpha',
+    userId,
+    status: 'active',
+    projectPath: '/tmp',
+    remoteMachineId: machine.machineId,
+  });
+  return sessionId;
 }
 
 export function agentMessage(

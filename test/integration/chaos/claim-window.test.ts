@@ -6,14 +6,13 @@
 // session waits while an earlier one is in flight, and follows it in the same batch once its lease ran
 // out. Concurrent polls still never receive a command twice within the lease.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
 import { runtimeCommandsRepository } from '../../../db/repositories/runtime-commands.ts';
 import { REDELIVER_AFTER_MS, remoteCommands } from '../../../services/remote-commands.ts';
 import { startTestApp, type TestApp } from '../../support/harness.ts';
 import {
   agentMessage,
+  boundSession,
   buildRemoteCast,
   type FakeMachine,
   type RemoteCast,
@@ -61,20 +60,6 @@ async function withClockAdvanced<T>(ms: number, f: () => Promise<T>): Promise<T>
   }
 }
 
-async function boundSession(machine: FakeMachine): Promise<string> {
-  const sessionId = randomUUID();
-  await remoteSessionsRepository(app.database).insertIfAbsent({
-    sessionId,
-    tenantId: cast.tenantId,
-    toolName: 'cli_alpha',
-    userId: cast.userA.id,
-    status: 'active',
-    projectPath: '/tmp',
-    remoteMachineId: machine.machineId,
-  });
-  return sessionId;
-}
-
 test('a command claimed by an API that died before answering reaches the agent once the lease ran out', async () => {
   const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
   const q = commandsOf();
@@ -96,8 +81,8 @@ test('a command claimed by an API that died before answering reaches the agent o
 
 test("a session's later command waits behind an earlier one in flight and follows it in order", async () => {
   const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
-  const sessionA = await boundSession(machine);
-  const sessionB = await boundSession(machine);
+  const sessionA = await boundSession(app, cast, machine);
+  const sessionB = await boundSession(app, cast, machine);
   const q = commandsOf();
   const chat = (sessionId: string, text: string) =>
     q.queue({ machineId: machine.machineId, sessionId, commandType: 'session.message', payload: { text } });
@@ -121,7 +106,7 @@ test("a session's later command waits behind an earlier one in flight and follow
 
 test('an answered command releases the next one of its session at once', async () => {
   const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
-  const session = await boundSession(machine);
+  const session = await boundSession(app, cast, machine);
   const q = commandsOf();
   const first = await q.queue({
     machineId: machine.machineId,
