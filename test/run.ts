@@ -1,7 +1,8 @@
 // `npm test`: starts one real Temporal dev server for the whole run (in memory, free ports), then runs
 // every test file with node's test runner. Pass file paths or substrings to run a subset.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { findTemporalCli } from '../bin/temporal-cli.ts';
 import { startDevServer } from '../bin/temporal-dev.ts';
@@ -37,6 +38,16 @@ console.log(
   `test Temporal dev server at ${dev.address}; database ${process.env.DATABASE_URL ? 'postgres' : 'sqlite'}`,
 );
 
+// The test files' temporary directories (worktrees, agent homes, data dirs, ...) go under one directory
+// per run, removed when the run ends: files that a killed process (the chaos tests) or a failed test
+// never cleaned up do not pile up in /tmp. Sticky and world-writable like /tmp itself, because the
+// isolation tests run agents as another account. SVC_KEEP_TEST_TMP=1 keeps it for a post-mortem.
+const runTmp = mkdtempSync(path.join(os.tmpdir(), 'svc-test-run-'));
+chmodSync(runTmp, 0o1777);
+// Beside the spec output, each file's total test time (test/support/file-times-reporter.mjs): the
+// slowest files are printed at the end, so a slow run says where its time went.
+const timesFile = path.join(runTmp, 'file-times.jsonl');
+
 const child = spawn(
   process.execPath,
   [
@@ -45,15 +56,53 @@ const child = spawn(
     '--test',
     `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
     '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${path.resolve('test/support/file-times-reporter.mjs')}`,
+    `--test-reporter-destination=${timesFile}`,
     ...files,
   ],
   {
     stdio: 'inherit',
-    env: { ...process.env, TEST_TEMPORAL_ADDRESS: dev.address, TEMPORAL_CLI_PATH: cliPath },
+    env: { ...process.env, TMPDIR: runTmp, TEST_TEMPORAL_ADDRESS: dev.address, TEMPORAL_CLI_PATH: cliPath },
   },
 );
 const code: number = await new Promise((resolve) =>
   child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))),
 );
 await dev.stop();
+printSlowestFiles(timesFile, 15);
+if (process.env.SVC_KEEP_TEST_TMP) console.log(`test temporary files kept in ${runTmp}`);
+else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 process.exit(code);
+
+function printSlowestFiles(file: string, count: number) {
+  let lines: string[];
+  try {
+    lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return;
+  }
+  const rows = lines
+    .map((l) => JSON.parse(l) as { file: string; ms: number; tests: number })
+    .sort((a, b) => b.ms - a.ms);
+  if (rows.length === 0) return;
+  const total = rows.reduce((sum, r) => sum + r.ms, 0);
+  console.log(
+    `\nslowest test files (of ${rows.length}; ${(total / 1000).toFixed(0)} s of test time in all):`,
+  );
+  const byDir = new Map<string, number>();
+  for (const r of rows) {
+    const dir = path.relative(process.cwd(), r.file).split(path.sep).slice(0, 2).join('/');
+    byDir.set(dir, (byDir.get(dir) ?? 0) + r.ms);
+  }
+  console.log(
+    `  by directory: ${[...byDir]
+      .sort((a, b) => b[1] - a[1])
+      .map(([dir, ms]) => `${dir} ${(ms / 1000).toFixed(0)} s`)
+      .join(', ')}`,
+  );
+  for (const r of rows.slice(0, count))
+    console.log(
+      `  ${(r.ms / 1000).toFixed(1).padStart(7)} s  ${path.relative(process.cwd(), r.file)} (${r.tests})`,
+    );
+}
