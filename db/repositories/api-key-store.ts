@@ -3,7 +3,20 @@
 import { and, asc, eq } from 'drizzle-orm';
 import { ConflictError } from '../../domain/errors.ts';
 import type { DatabaseHandle } from '../client.ts';
+import { invalidateCaches } from '../invalidated-cache.ts';
 import { isUniqueViolation } from '../unique-violation.ts';
+
+/**
+ * After a committed write of a tenant's stored keys: the model proxy's cached call contexts of that
+ * tenant (services/proxy/call-context-cache.ts: they hold the key's ciphertext and base URL) are
+ * dropped here and, on PostgreSQL, on every other instance, so a deleted, deactivated or replaced key
+ * is not used for the cache's TTL. A failed NOTIFY leaves the write standing; other instances then
+ * see it when the TTL ends (the cache's documented bound).
+ */
+export function keysChanged(database: DatabaseHandle, tenantId: number | null): Promise<void> {
+  // A key without a tenant (rows older than tenancy) may serve any tenant: drop every context.
+  return invalidateCaches(database, tenantId === null ? 'all' : { tenantId }).catch(() => undefined);
+}
 
 /** The answer to a second key of the same name in a tenant (unique index api_key_store_tenant_name). */
 export const DUPLICATE_KEY_NAME = 'An API key with this key_name already exists for the tenant';
@@ -20,7 +33,8 @@ export async function uniqueKeyName<T>(write: () => Promise<T>): Promise<T> {
 
 export type StoredKeyRow = DatabaseHandle['t']['apiKeyStore']['$inferSelect'];
 
-export function apiKeyStoreRepository({ db, t }: DatabaseHandle) {
+export function apiKeyStoreRepository(database: DatabaseHandle) {
+  const { db, t } = database;
   const k = t.apiKeyStore;
   return {
     async list(filter: { tenantId?: number } = {}): Promise<StoredKeyRow[]> {
@@ -53,10 +67,12 @@ export function apiKeyStoreRepository({ db, t }: DatabaseHandle) {
     /** 409 ConflictError when the tenant already has a key of this name. */
     async create(values: typeof k.$inferInsert): Promise<StoredKeyRow> {
       const [row] = await uniqueKeyName(() => db.insert(k).values(values).returning());
+      await keysChanged(database, row!.tenantId);
       return row!;
     },
     async remove(id: number): Promise<boolean> {
-      const rows = await db.delete(k).where(eq(k.id, id)).returning({ id: k.id });
+      const rows = await db.delete(k).where(eq(k.id, id)).returning({ id: k.id, tenantId: k.tenantId });
+      if (rows[0] !== undefined) await keysChanged(database, rows[0].tenantId);
       return rows.length > 0;
     },
   };

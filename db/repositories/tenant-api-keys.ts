@@ -2,7 +2,7 @@
 // write names the tenant in its WHERE clause, so a key of another tenant is simply not found.
 import { and, asc, eq } from 'drizzle-orm';
 import type { DatabaseHandle } from '../client.ts';
-import { uniqueKeyName } from './api-key-store.ts';
+import { keysChanged, uniqueKeyName } from './api-key-store.ts';
 
 export interface TenantKeyInsert {
   tenantId: number;
@@ -25,7 +25,8 @@ export type TenantKeyRow = NonNullable<
   Awaited<ReturnType<ReturnType<typeof tenantApiKeysRepository>['findInTenant']>>
 >;
 
-export function tenantApiKeysRepository({ db, t }: DatabaseHandle) {
+export function tenantApiKeysRepository(database: DatabaseHandle) {
+  const { db, t } = database;
   const k = t.apiKeyStore;
   return {
     async listForTenant(tenantId: number) {
@@ -51,6 +52,7 @@ export function tenantApiKeysRepository({ db, t }: DatabaseHandle) {
           .values({ ...values, createdAt: at, updatedAt: at })
           .returning(),
       );
+      await keysChanged(database, values.tenantId);
       return row!;
     },
     /** 409 ConflictError when a rename collides with another key of the tenant. */
@@ -61,9 +63,11 @@ export function tenantApiKeysRepository({ db, t }: DatabaseHandle) {
           .set({ ...patch, updatedAt: at })
           .where(and(eq(k.id, id), eq(k.tenantId, tenantId))),
       );
+      await keysChanged(database, tenantId);
     },
     async delete(id: number, tenantId: number): Promise<void> {
       await db.delete(k).where(and(eq(k.id, id), eq(k.tenantId, tenantId)));
+      await keysChanged(database, tenantId);
     },
   };
 }

@@ -14,9 +14,11 @@
 //   - every identity write the session cache is told of (db/auth-session-cache.ts
 //     invalidateAuthSessions: a user deactivated, deleted or given another role or tenant, a tenant
 //     suspended or deleted, ...), by user or tenant: the two caches share one invalidation;
+//   - every write of a tenant's stored keys (created, changed, deactivated, deleted: the repositories
+//     db/repositories/api-key-store.ts and tenant-api-keys.ts call keysChanged), scope { tenantId };
 //   - any other writer may call invalidateProxyContexts with { userId }, { tenantId } or 'all'.
-// Changes that are NOT pushed (a stored key replaced or deleted, a session's state changed without
-// revoking its tokens, raw SQL by an operator) are seen when the entry's TTL ends:
+// Changes that are NOT pushed (a session's state changed without revoking its tokens, raw SQL by an
+// operator) are seen when the entry's TTL ends:
 // SVC_PROXY_CONTEXT_CACHE_TTL_MS, 1 s by default. That is the bound. SVC_PROXY_CONTEXT_CACHE_SIZE=0
 // turns the cache off. Expiry is checked by the caller on every hit, never cached as "valid". Keys are
 // jtis (a token's id, not the token); the ciphertext of the stored key is held, never its plaintext.

@@ -9,6 +9,7 @@
 //   - The proxy cache shares its invalidation with the session cache (db/invalidated-cache.ts): a
 //     user deactivated or given another role and a tenant suspended through A's admin API drop B's
 //     cached contexts of that user / tenant within 100 ms (SQLite: A and B are one instance, at once).
+//   - A stored key deleted through A's vault API is no longer used by B within 100 ms.
 // Cross-instance parts need PostgreSQL; the single-instance parts run on both databases.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -345,6 +346,43 @@ test('a tenant suspended on A refuses its tokens on B within 100 ms; other tenan
   assert.ok(ms <= 100, `refused after ${ms.toFixed(1)} ms`);
   assert.ok(cacheOf(b).get(other.jti), "another tenant's context stays");
   assert.equal((await api(a.url, 'POST', `/api/tenants/${suspended}/activate`, { auth: admin })).status, 200);
+  assert.equal((await call(b, s.token)).status, 200);
+});
+
+test("a stored key deleted on A is no longer used on B within 100 ms (the tenant's cached contexts drop)", async () => {
+  const tenant = await createTenant(a, admin);
+  const stored = await api(a.url, 'POST', '/api/remote/api-keys', {
+    auth: admin,
+    body: {
+      provider: 'openai',
+      key_name: 'k',
+      api_key: STORED_KEY,
+      base_url: `${mock.url}/v1`,
+      tenant_id: tenant,
+    },
+  });
+  assert.equal(stored.status, 201, JSON.stringify(stored.body));
+  const s = await newSession({}, tenant);
+  const other = await newSession();
+  await cachedOnB(s);
+  await cachedOnB(other);
+  const removed = await api(a.url, 'DELETE', `/api/remote/api-keys/${stored.body.key.id}`, { auth: admin });
+  assert.equal(removed.status, 200, JSON.stringify(removed.body));
+  const ms = await refusedOnB(s.token, performance.now(), 400, /No API key configured/);
+  assert.ok(ms <= 100, `refused after ${ms.toFixed(1)} ms`);
+  assert.ok(cacheOf(b).get(other.jti), "another tenant's context stays");
+  // A key stored again is used at once (a refusal is never cached).
+  const again = await api(a.url, 'POST', '/api/remote/api-keys', {
+    auth: admin,
+    body: {
+      provider: 'openai',
+      key_name: 'k2',
+      api_key: STORED_KEY,
+      base_url: `${mock.url}/v1`,
+      tenant_id: tenant,
+    },
+  });
+  assert.equal(again.status, 201, JSON.stringify(again.body));
   assert.equal((await call(b, s.token)).status, 200);
 });
 
