@@ -175,6 +175,8 @@ interface Slot {
   listening: boolean;
   /** SQLite: the last `PRAGMA data_version` seen on this handle's connection. */
   dataVersion?: unknown;
+  /** Holders of state other than a cache that follow the same invalidations (watchInvalidations). */
+  watchers: Set<(scope: CacheInvalidation) => void>;
 }
 
 const slots = new WeakMap<DatabaseHandle, Slot>();
@@ -182,7 +184,7 @@ const slots = new WeakMap<DatabaseHandle, Slot>();
 function slotOf(database: DatabaseHandle): Slot {
   let s = slots.get(database);
   if (!s) {
-    s = { origin: randomUUID(), caches: new Map(), listening: false };
+    s = { origin: randomUUID(), caches: new Map(), listening: false, watchers: new Set() };
     slots.set(database, s);
   }
   return s;
@@ -192,6 +194,9 @@ function startListener(database: DatabaseHandle, slot: Slot): void {
   const each = (f: (c: InvalidatedCache<unknown>) => void) => {
     for (const c of slot.caches.values()) f(c);
   };
+  const tellWatchers = (scope: CacheInvalidation) => {
+    for (const w of slot.watchers) w(scope);
+  };
   slot.listener = listenWithReconnect(database, CACHE_INVALIDATIONS_CHANNEL, {
     notification: (payload) => {
       const space = payload.indexOf(' ');
@@ -199,10 +204,13 @@ function startListener(database: DatabaseHandle, slot: Slot): void {
       // Unknown payload (a newer instance's format): fail safe, clear everything.
       const scope = parseScope(payload.slice(space + 1)) ?? 'all';
       each((c) => c.drop(scope));
+      tellWatchers(scope);
     },
     connected: () => {
       slot.listening = true;
       each((c) => c.setListening(true));
+      // Notifications sent while the connection was down are lost: watchers start over.
+      tellWatchers('all');
     },
     disconnected: () => {
       slot.listening = false;
@@ -237,6 +245,24 @@ export function invalidatedCache<V>(
     else if (slot.listening) cache.setListening(true);
   }
   return cache;
+}
+
+/**
+ * State that is not a cache but must follow the same writes (the model proxy's quota leases:
+ * services/quota/leases.ts) gets every invalidation of this handle: those of this process at once,
+ * on PostgreSQL those of other instances by the LISTEN connection (started here if no cache started
+ * it), and 'all' whenever that connection (re)connects. Not called for SQLite's `data_version` moves
+ * (sqliteCachesFresh): they mean "another process wrote something", which says nothing a watcher can
+ * act on. Returns the unsubscribe.
+ */
+export function watchInvalidations(
+  database: DatabaseHandle,
+  watcher: (scope: CacheInvalidation) => void,
+): () => void {
+  const slot = slotOf(database);
+  slot.watchers.add(watcher);
+  if (database.dialect === 'postgres' && database.pool && !slot.listener) startListener(database, slot);
+  return () => slot.watchers.delete(watcher);
 }
 
 /** The cache `name` of this handle if one was created (tests and metrics). */
@@ -295,6 +321,7 @@ function parseScope(text: string): CacheInvalidation | undefined {
 export async function invalidateCaches(database: DatabaseHandle, scope: CacheInvalidation): Promise<void> {
   const slot = slotOf(database);
   for (const c of slot.caches.values()) c.drop(scope);
+  for (const w of slot.watchers) w(scope);
   if (database.dialect === 'postgres')
     await database.sql.query('SELECT pg_notify(?, ?)', [
       CACHE_INVALIDATIONS_CHANNEL,

@@ -20,6 +20,7 @@ import { isSystemAdmin } from '../../domain/access.ts';
 import { DEFAULT_TENANT_QUOTAS, DEFAULT_TENANT_SETTINGS } from '../../domain/tenants.ts';
 import { invalidateAuthSessions } from '../auth-session-cache.ts';
 import type { DatabaseHandle, RawSql } from '../client.ts';
+import { invalidateCaches } from '../invalidated-cache.ts';
 
 export interface TenantInsert {
   name: string;
@@ -175,6 +176,8 @@ export function tenantsRepository(database: DatabaseHandle) {
         .insert(t.tenantQuotas)
         .values({ tenantId: id, ...patch, updatedAt: at })
         .onConflictDoUpdate({ target: t.tenantQuotas.tenantId, set: { ...patch, updatedAt: at } });
+      // Every instance returns the tenant's quota leases (services/quota/leases.ts returnFor).
+      await invalidateCaches(database, { tenantId: id }).catch(() => undefined);
     },
     async softDelete(id: number, at: Date): Promise<void> {
       await db.update(tn).set({ deletedAt: at, updatedAt: at }).where(eq(tn.id, id));

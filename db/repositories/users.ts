@@ -5,6 +5,7 @@ import { and, asc, count, eq, isNull } from 'drizzle-orm';
 import type { ReadScope } from '../../domain/tenant-scope.ts';
 import { invalidateAuthSessions } from '../auth-session-cache.ts';
 import type { DatabaseHandle } from '../client.ts';
+import { invalidateCaches } from '../invalidated-cache.ts';
 import { scopeCondition } from '../tenant-scope-sql.ts';
 import { recountTenantUsers } from './tenants.ts';
 
@@ -141,6 +142,9 @@ export function usersRepository(database: DatabaseHandle) {
         .update(u)
         .set({ ...quota, updatedAt: at })
         .where(and(eq(u.id, id), isNull(u.deletedAt)));
+      // Every instance returns the user's quota leases (services/quota/leases.ts returnFor), so the
+      // next call is judged against the new quota at once; a failed NOTIFY leaves the lease's bound.
+      await invalidateCaches(database, { userId: id }).catch(() => undefined);
     },
     async softDelete(id: number, at: Date): Promise<void> {
       await database.transaction(async (tx) => {

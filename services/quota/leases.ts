@@ -21,6 +21,7 @@
 // has settled: the unused rest of its reservation is given back in the same way.
 // A crash loses the in-memory part: the lease's reservation stays counted as reserved for that day
 // (conservative: never an overshoot) and the calls in flight go uncounted, as without leases.
+import { type CacheInvalidation, watchInvalidations } from '../../db/invalidated-cache.ts';
 import type { Usage } from '../../domain/usage/usage.ts';
 import type { SettleWork } from './settle.ts';
 import type { Periods, QuotaCore, QuotaSubject, Reservation, ReserveResult } from './types.ts';
@@ -81,6 +82,8 @@ export function quotaLeases(
   const acquiring = new Map<string, Promise<Lease | undefined>>();
   const noLeaseUntil = new Map<string, number>();
   let sweeper: NodeJS.Timeout | undefined;
+  /** Following the invalidations of db/invalidated-cache.ts, from the first lease on (see returnFor). */
+  let unwatch: (() => void) | undefined;
 
   const keyOf = (s: QuotaSubject, day: string) => `${s.userId}:${s.tenantId}:${day}`;
 
@@ -104,6 +107,7 @@ export function quotaLeases(
       tokens: size.tokens,
       need: { requests: size.requests * MARGIN, tokens: size.tokens * MARGIN },
     };
+    unwatch ??= watchInvalidations(core.deps.database, (scope) => void returnFor(scope));
     const r = await io.reserve(subject, ask, at);
     if (!r.ok) {
       noLeaseUntil.set(key, performance.now() + NO_LEASE_MS);
@@ -150,6 +154,13 @@ export function quotaLeases(
     return io.settle(work);
   }
 
+  /** No more calls from this lease; it closes now, or when its last call in flight settles. */
+  function retire(lease: Lease, at: Date, writes: Promise<void>[]) {
+    lease.closing = true;
+    leases.delete(lease.key);
+    if (lease.inFlight === 0) writes.push(close(lease, at));
+  }
+
   function startSweeper() {
     if (sweeper !== undefined) return;
     sweeper = setInterval(() => void sweep(false), SWEEP_MS).unref();
@@ -167,16 +178,37 @@ export function quotaLeases(
         now - lease.createdAt >= MAX_AGE_MS ||
         lease.taken >= lease.size.requests ||
         lease.tokensUsed >= lease.size.tokens;
-      if (!done) continue;
-      lease.closing = true;
-      leases.delete(lease.key);
-      if (lease.inFlight === 0) writes.push(close(lease, at));
+      if (done) retire(lease, at, writes);
     }
     if (leases.size === 0 && sweeper !== undefined) {
       clearInterval(sweeper);
       sweeper = undefined;
     }
     if (noLeaseUntil.size > 10_000) noLeaseUntil.clear();
+    return Promise.all(writes).then(() => undefined);
+  }
+
+  /**
+   * Returns the leases of one user or one tenant (or all): their quota or standing changed, so
+   * their next call reserves against the database again. Called for every invalidation of
+   * db/invalidated-cache.ts once this instance took a lease (an administrator's quota change on any
+   * instance: db/repositories/users.ts setQuota, tenants.ts putQuota). Scopes of one login or remote
+   * session hold no lease.
+   */
+  function returnFor(scope: CacheInvalidation): Promise<void> {
+    if (scope === 'all') return sweep(true);
+    const match =
+      'userId' in scope
+        ? (s: QuotaSubject) => s.userId === scope.userId
+        : 'tenantId' in scope
+          ? (s: QuotaSubject) => s.tenantId === scope.tenantId
+          : undefined;
+    if (match === undefined) return Promise.resolve();
+    const at = core.deps.now();
+    const writes: Promise<void>[] = [];
+    for (const lease of [...leases.values()]) {
+      if (match(lease.subject)) retire(lease, at, writes);
+    }
     return Promise.all(writes).then(() => undefined);
   }
 
@@ -240,12 +272,17 @@ export function quotaLeases(
       return sweep(true);
     },
 
+    /** Returns the leases of one user or one tenant (or all); see returnFor. */
+    returnFor,
+
     /** Leases held now (tests, metrics). */
     held(): number {
       return leases.size;
     },
 
     stop() {
+      unwatch?.();
+      unwatch = undefined;
       if (sweeper !== undefined) clearInterval(sweeper);
       sweeper = undefined;
     },

@@ -10,6 +10,7 @@
 //     user deactivated or given another role and a tenant suspended through A's admin API drop B's
 //     cached contexts of that user / tenant within 100 ms (SQLite: A and B are one instance, at once).
 //   - A stored key deleted through A's vault API is no longer used by B within 100 ms.
+//   - A user's quota lowered through A's admin API returns B's lease of that user within 100 ms.
 // Cross-instance parts need PostgreSQL; the single-instance parts run on both databases.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -247,6 +248,25 @@ test('two instances with quota leases never let more calls through than the quot
   assert.ok(row.requestsUsed <= QUOTA);
   // Once no lease is held the limit is exact again.
   assert.equal((await call(a, s.token)).status, passed < QUOTA ? 200 : 429);
+});
+
+test("a quota lowered through the admin API on A returns B's lease of that user: the next call on B is refused within 100 ms", async () => {
+  await settleAll();
+  const s = await newSession({ dailyRequestQuota: 1000 });
+  assert.equal((await call(b, s.token)).status, 200);
+  assert.ok(quotaServiceFor(b.deps).leasesHeld() > 0, 'B holds a lease of this user (room left in it)');
+  const r = await api(a.url, 'PUT', `/api/admin/users/${s.userId}/quota`, {
+    auth: admin,
+    body: { daily_request_quota: 1 },
+  });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  // Without the push B would hand out the rest of its lease (the lease lives up to 2 s).
+  const ms = await refusedOnB(s.token, performance.now(), 429, /quota/i);
+  assert.ok(ms <= 100, `refused after ${ms.toFixed(1)} ms`);
+  await settleAll();
+  const row = await dailyRow(s.userId);
+  assert.equal(row.requestsUsed, 1, 'the one answered call counted');
+  assert.equal(row.requestsReserved, 0, 'the lease was returned');
 });
 
 test('without room for several leases every call reserves exactly (a small quota)', async () => {
