@@ -50,20 +50,26 @@ const tokensSeen: string[] = [];
 
 const STORED_KEY = 'sk-real-scale-out-7e6d5c4b';
 
-/** A tenant with its own stored openai key pointing at the mock. */
-async function tenantWithKey(): Promise<number> {
-  const id = await createTenant(a, admin);
+/** Stores an openai key pointing at the mock for the tenant (through A's vault API); its id. */
+async function storeKey(tenant: number, keyName = 'k'): Promise<number> {
   const r = await api(a.url, 'POST', '/api/remote/api-keys', {
     auth: admin,
     body: {
       provider: 'openai',
-      key_name: 'k',
+      key_name: keyName,
       api_key: STORED_KEY,
       base_url: `${mock.url}/v1`,
-      tenant_id: id,
+      tenant_id: tenant,
     },
   });
   assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body.key.id;
+}
+
+/** A tenant with its own stored openai key pointing at the mock. */
+async function tenantWithKey(): Promise<number> {
+  const id = await createTenant(a, admin);
+  await storeKey(id);
   return id;
 }
 
@@ -371,38 +377,18 @@ test('a tenant suspended on A refuses its tokens on B within 100 ms; other tenan
 
 test("a stored key deleted on A is no longer used on B within 100 ms (the tenant's cached contexts drop)", async () => {
   const tenant = await createTenant(a, admin);
-  const stored = await api(a.url, 'POST', '/api/remote/api-keys', {
-    auth: admin,
-    body: {
-      provider: 'openai',
-      key_name: 'k',
-      api_key: STORED_KEY,
-      base_url: `${mock.url}/v1`,
-      tenant_id: tenant,
-    },
-  });
-  assert.equal(stored.status, 201, JSON.stringify(stored.body));
+  const keyId = await storeKey(tenant);
   const s = await newSession({}, tenant);
   const other = await newSession();
   await cachedOnB(s);
   await cachedOnB(other);
-  const removed = await api(a.url, 'DELETE', `/api/remote/api-keys/${stored.body.key.id}`, { auth: admin });
+  const removed = await api(a.url, 'DELETE', `/api/remote/api-keys/${keyId}`, { auth: admin });
   assert.equal(removed.status, 200, JSON.stringify(removed.body));
   const ms = await refusedOnB(s.token, performance.now(), 400, /No API key configured/);
   assert.ok(ms <= 100, `refused after ${ms.toFixed(1)} ms`);
   assert.ok(cacheOf(b).get(other.jti), "another tenant's context stays");
   // A key stored again is used at once (a refusal is never cached).
-  const again = await api(a.url, 'POST', '/api/remote/api-keys', {
-    auth: admin,
-    body: {
-      provider: 'openai',
-      key_name: 'k2',
-      api_key: STORED_KEY,
-      base_url: `${mock.url}/v1`,
-      tenant_id: tenant,
-    },
-  });
-  assert.equal(again.status, 201, JSON.stringify(again.body));
+  await storeKey(tenant, 'k2');
   assert.equal((await call(b, s.token)).status, 200);
 });
 
