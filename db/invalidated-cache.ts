@@ -190,6 +190,11 @@ function slotOf(database: DatabaseHandle): Slot {
   return s;
 }
 
+/** PostgreSQL with a pool: other instances' invalidations arrive by LISTEN (SQLite has no NOTIFY). */
+function canListen(database: DatabaseHandle): boolean {
+  return database.dialect === 'postgres' && !!database.pool;
+}
+
 function startListener(database: DatabaseHandle, slot: Slot): void {
   const each = (f: (c: InvalidatedCache<unknown>) => void) => {
     for (const c of slot.caches.values()) f(c);
@@ -237,7 +242,7 @@ export function invalidatedCache<V>(
   const slot = slotOf(database);
   const existing = slot.caches.get(name);
   if (existing) return existing as InvalidatedCache<V>;
-  const pg = database.dialect === 'postgres' && !!database.pool;
+  const pg = canListen(database);
   const cache = new InvalidatedCache<V>(opts.max, opts.ttlMs, pg);
   slot.caches.set(name, cache as InvalidatedCache<unknown>);
   if (pg && opts.max > 0) {
@@ -261,7 +266,7 @@ export function watchInvalidations(
 ): () => void {
   const slot = slotOf(database);
   slot.watchers.add(watcher);
-  if (database.dialect === 'postgres' && database.pool && !slot.listener) startListener(database, slot);
+  if (canListen(database) && !slot.listener) startListener(database, slot);
   return () => slot.watchers.delete(watcher);
 }
 
