@@ -166,6 +166,13 @@ const flatSchema = z.object({
    * (isolate when the service runs as root and the account exists; said once at start), `off`.
    */
   SVC_AUTONOMOUS_ISOLATION: z.enum(['required', 'auto', 'off']).default('auto'),
+  /**
+   * The sandbox (agent/sandbox/) around every process the service starts for a user: the autonomous
+   * runner's CLIs and the local forge's CI and pre-commit hooks. `on`: work that cannot be sandboxed
+   * (no bubblewrap, user namespaces off) is refused with the reason; `off`: the operator accepts running
+   * it unconfined, and every such run logs a warning. README "Security model".
+   */
+  SVC_SANDBOX: z.enum(['on', 'off']).default('on'),
 });
 
 const bool = z.preprocess(

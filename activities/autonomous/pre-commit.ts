@@ -26,6 +26,7 @@ export function createPreCommitGate(deps: ActivityDeps) {
         baseSha: r.baselineSha,
         runtimesDir: deps.settings.SVC_RUNTIMES_DIR ?? null,
         agent: isolation.kind === 'isolated' ? isolation : null,
+        sandbox: deps.settings.SVC_SANDBOX,
       });
     } catch (err) {
       if (err instanceof PreCommitError)

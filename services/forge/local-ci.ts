@@ -21,6 +21,8 @@
 // Runtime: a Node version the repository declares (.nvmrc, .tool-versions, engines.node) and that is
 // installed under $SVC_RUNTIMES_DIR/node/<version>/bin goes first on PATH (services/forge/runtimes.ts);
 // otherwise the service's own, with a note in the log.
+// Sandbox (issue 25): the command runs in the sandbox of agent/sandbox/ with no network; when the
+// sandbox cannot be had the run is an `error` that says why, unless SVC_SANDBOX=off (a warning in the log).
 // Isolation (issue 15 item 5, `agent`): CI runs repository code, so when the autonomous runner's
 // isolation decision is `isolated` it runs like the agent CLI (services/autonomous/runner/isolation/
 // launcher.ts): as the agent account, with a fixed system PATH (after a declared runtime), write access
@@ -30,9 +32,17 @@
 import { spawn } from 'node:child_process';
 import { chownSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import {
+  CommandNotFoundError,
+  type SandboxedCommand,
+  type SandboxMode,
+  SandboxUnavailableError,
+  sandboxedOrBare,
+} from '../../agent/sandbox/launch.ts';
 import type { CiStatus } from '../../domain/forge/types.ts';
 import { AGENT_PATH } from '../autonomous/runner/isolation/agent-env.ts';
 import type { IsolationDecision } from '../autonomous/runner/isolation/decide.ts';
+import { gitMetadataRoots } from '../autonomous/runner/isolation/git-metadata.ts';
 import { type PreparedRun, prepareRun } from '../autonomous/runner/isolation/launcher.ts';
 import { killGroup } from './git.ts';
 
@@ -117,6 +127,8 @@ export async function runCiCommand(opts: {
   notes?: string[];
   /** Run as the agent account (the autonomous runner's isolation decision), see the header. */
   agent?: Extract<IsolationDecision, { kind: 'isolated' }> | null;
+  /** The sandbox switch (SVC_SANDBOX); on unless the operator turned it off. */
+  sandbox?: SandboxMode;
 }): Promise<CiProcessResult> {
   const tail = new Tail(LOG_TAIL_BYTES);
   const note = (s: string) => tail.push(Buffer.from(`\n[svc] ${s}\n`));
@@ -140,6 +152,7 @@ export async function runCiCommand(opts: {
   mkdirSync(home, { recursive: true });
   mkdirSync(tmp, { recursive: true });
   let prepared: PreparedRun | null = null;
+  let jail: SandboxedCommand | null = null;
   try {
     if (opts.agent) {
       const { uid, gid } = opts.agent.account;
@@ -155,20 +168,48 @@ export async function runCiCommand(opts: {
       note(`CI runs as the agent account ${opts.agent.account.name}`);
     }
     const run = prepared;
+    // Repository code runs in the sandbox (agent/sandbox/): its worktree and scratch writable, the
+    // declared runtime and the Git metadata readable, no network at all.
+    try {
+      jail = sandboxedOrBare(
+        opts.sandbox ?? 'on',
+        {
+          command: exe,
+          args,
+          workdir: opts.cwd,
+          home,
+          writable: [tmp],
+          readable: [
+            ...gitMetadataRoots(opts.cwd),
+            ...(opts.pathPrefix ? [path.dirname(opts.pathPrefix)] : []),
+          ],
+          env: {
+            PATH: opts.pathPrefix ? `${opts.pathPrefix}${path.delimiter}${basePath}` : basePath,
+            HOME: home,
+            TMPDIR: tmp,
+            LANG: 'C.UTF-8',
+            CI: 'true',
+            GIT_CONFIG_NOSYSTEM: '1',
+            GIT_CONFIG_GLOBAL: '/dev/null',
+            GIT_TERMINAL_PROMPT: '0',
+          },
+          runAs: run?.uid !== undefined ? { uid: run.uid, gid: run.gid ?? run.uid } : null,
+        },
+        (message) => note(`WARNING: ${message}`),
+      );
+    } catch (err) {
+      if (err instanceof SandboxUnavailableError)
+        note(`CI refused, the sandbox is unavailable: ${err.message}`);
+      else if (err instanceof CommandNotFoundError) note('CI command could not start: ENOENT');
+      else throw err;
+      return { status: 'error', exitCode: null, logTail: tail.text() };
+    }
+    const cmd = jail;
     const result = await new Promise<CiProcessResult>((resolve) => {
-      const child = spawn(exe, args, {
+      const child = spawn(cmd.command, cmd.args, {
         ...(run?.uid !== undefined ? { uid: run.uid, gid: run.gid } : {}),
         cwd: opts.cwd,
-        env: {
-          PATH: opts.pathPrefix ? `${opts.pathPrefix}${path.delimiter}${basePath}` : basePath,
-          HOME: home,
-          TMPDIR: tmp,
-          LANG: 'C.UTF-8',
-          CI: 'true',
-          GIT_CONFIG_NOSYSTEM: '1',
-          GIT_CONFIG_GLOBAL: '/dev/null',
-          GIT_TERMINAL_PROMPT: '0',
-        },
+        env: cmd.env,
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
         shell: false,
@@ -231,6 +272,7 @@ export async function runCiCommand(opts: {
     note(violation.message);
     return { status: 'error', exitCode: null, logTail: tail.text() };
   } finally {
+    await jail?.close().catch(() => undefined);
     await prepared?.finish().catch(() => undefined);
     rmSync(opts.scratchDir, { recursive: true, force: true });
   }

@@ -16,6 +16,8 @@
 //     requirement, mergeability `blocked`; setDraft / reviewPullRequest are the ways to meet it;
 //   - method `ff` needs the base to be an ancestor of the head (else refusal `rule`); method `merge`
 //     always writes a merge commit (base first parent, head second), like GitHub's merge method.
+
+import type { SandboxMode } from '../../agent/sandbox/launch.ts';
 import type { Settings } from '../../config/settings.ts';
 import type { DatabaseHandle } from '../../db/client.ts';
 import { forgeCiRunsRepository } from '../../db/repositories/forge/ci-runs.ts';
@@ -72,6 +74,8 @@ export interface LocalForgeOptions extends LocalRepositoriesOptions {
   runtimesDir?: string | null;
   /** The agent isolation decision CI follows (services/autonomous/runner/isolation/decide.ts), per run. */
   agentIsolation?: () => IsolationDecision;
+  /** The sandbox switch for CI (SVC_SANDBOX; default on). */
+  sandbox?: SandboxMode;
 }
 
 export class LocalForge extends LocalConflictResolution implements Forge, ProtectionForge {
@@ -82,6 +86,7 @@ export class LocalForge extends LocalConflictResolution implements Forge, Protec
   private readonly diffMaxBytes: number;
   readonly runtimesDir: string | null;
   private readonly agentIsolation: (() => IsolationDecision) | null;
+  private readonly sandbox: SandboxMode;
 
   constructor(opts: LocalForgeOptions) {
     super(opts);
@@ -92,6 +97,7 @@ export class LocalForge extends LocalConflictResolution implements Forge, Protec
     this.diffMaxBytes = opts.diffMaxBytes ?? DEFAULT_DIFF_MAX_BYTES;
     this.runtimesDir = opts.runtimesDir ?? null;
     this.agentIsolation = opts.agentIsolation ?? null;
+    this.sandbox = opts.sandbox ?? 'on';
   }
 
   // ---- pull requests --------------------------------------------------------------------------
@@ -300,6 +306,7 @@ export class LocalForge extends LocalConflictResolution implements Forge, Protec
       if (isolation?.kind === 'refused') throw new Error(isolation.reason);
       const result = await runCiCommand({
         agent: isolation?.kind === 'isolated' ? isolation : null,
+        sandbox: this.sandbox,
         pathPrefix: runtime.pathPrefix,
         notes: runtime.note ? [runtime.note] : [],
         argv: decl.argv,
@@ -498,6 +505,7 @@ export interface ProtectionForge {
 export function localForgeFromSettings(
   settings: Pick<Settings, 'dataDir' | 'forge' | 'AUTONOMOUS_MAX_CHANGED_FILES'> & {
     SVC_RUNTIMES_DIR?: string | undefined;
+    SVC_SANDBOX?: SandboxMode;
   },
   database: DatabaseHandle,
   opts: { worktreeRoot?: string } = {},
@@ -510,6 +518,7 @@ export function localForgeFromSettings(
     ciTimeoutSeconds: settings.forge.ci_timeout_seconds,
     diffMaxBytes: settings.forge.diff_max_bytes,
     runtimesDir: settings.SVC_RUNTIMES_DIR ?? null,
+    sandbox: settings.SVC_SANDBOX ?? 'on',
     // Full settings carry the agent isolation switches (a partial settings object keeps CI as it was).
     ...('SVC_AUTONOMOUS_ISOLATION' in settings && 'autonomous' in settings
       ? { agentIsolation: () => decideIsolation(settings as unknown as Settings) }

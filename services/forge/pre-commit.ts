@@ -64,6 +64,8 @@ export async function convergePreCommit(opts: {
   runtimesDir?: string | null;
   /** Run the hook as the agent account (repository code; services/forge/local-ci.ts `agent`). */
   agent?: Parameters<typeof runCiCommand>[0]['agent'];
+  /** The sandbox switch (SVC_SANDBOX; default on): the hook runs in the sandbox like CI. */
+  sandbox?: Parameters<typeof runCiCommand>[0]['sandbox'];
 }): Promise<PreCommitResult> {
   const dir = opts.worktreePath;
   const listed = await git(['ls-tree', '--name-only', opts.baseSha, '--', PRE_COMMIT_FILE], { cwd: dir });
@@ -102,6 +104,7 @@ export async function convergePreCommit(opts: {
         pathPrefix: runtime.pathPrefix,
         notes: runtime.note ? [runtime.note] : [],
         agent: opts.agent ?? null,
+        sandbox: opts.sandbox ?? 'on',
       });
       if (r.status !== 'passed')
         throw new PreCommitError(

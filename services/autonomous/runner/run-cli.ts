@@ -26,11 +26,17 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { buildCliEnv, type CliAdapter, getAdapter } from '../../../agent/adapters.ts';
+import {
+  CommandNotFoundError,
+  type SandboxedCommand,
+  SandboxUnavailableError,
+} from '../../../agent/sandbox/launch.ts';
 import type { Settings } from '../../../config/settings.ts';
 import type { DatabaseHandle } from '../../../db/client.ts';
 import { sessionProviderErrors } from '../../../db/repositories/session-provider-errors.ts';
 import { REPO_INTEGRITY_EXIT_CODE, REPO_INTEGRITY_MARKER } from '../../../domain/forge/integrity.ts';
 import { type SessionCallError, splitSessionCallError } from '../../../domain/proxy/session-call-errors.ts';
+import { sandboxed, sandboxStatus, serviceCliProxyBaseUrl } from '../../sandbox/sandboxed.ts';
 import { type ActivityBus, type AutonomousActivityEvent, autonomousActivityBus } from '../activity-bus.ts';
 import { addUsage, type LineUsage, lineUsage, ZERO_USAGE } from '../line-usage.ts';
 import { type LineState, type SessionLineName, sessionLines } from '../session-lines.ts';
@@ -40,6 +46,7 @@ import { buildCompactPrompt } from './compact-prompt.ts';
 import { isolatedCliEnv } from './isolation/agent-env.ts';
 import { handOverHome, reclaimHome } from './isolation/agent-home.ts';
 import { decideIsolation } from './isolation/decide.ts';
+import { gitMetadataRoots } from './isolation/git-metadata.ts';
 import { IsolationRefusedError, type PreparedRun, prepareRun, worktreeOwner } from './isolation/launcher.ts';
 import { forgetGroup, killLeftoverGroup, recordGroup } from './leftover.ts';
 import { contextOverflowCode, finalTextOf, lineEvents } from './line-events.ts';
@@ -211,7 +218,13 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
     const publish = (e: Omit<AutonomousActivityEvent, 'workflowId' | 'line' | 'at'>) =>
       bus.publish({ workflowId: input.workflowId, line: input.line, at: deps.now().toISOString(), ...e });
     const executable = autonomousExecutable(deps.settings, adapter);
-    const proxyBaseUrl = autonomousProxyBaseUrl(deps.settings);
+    const realProxyBaseUrl = autonomousProxyBaseUrl(deps.settings);
+    // The sandbox (services/sandbox/): refused here, before any token exists, when it cannot be had.
+    const sandbox = sandboxStatus(deps.settings);
+    if (sandbox.status === 'unavailable')
+      return refusedAttempt(`sandbox unavailable: ${sandbox.detail}`, publish);
+    // Inside the sandbox the CLI reaches the proxy through the gate's loopback port.
+    const proxyBaseUrl = serviceCliProxyBaseUrl(deps.settings, realProxyBaseUrl);
     // Execution isolation (isolation/decide.ts): a refused step ends here, before any token exists.
     const decision = decideIsolation(deps.settings, worktreeOwner(input.worktreePath));
     if (decision.kind === 'refused') return refusedAttempt(decision.reason, publish);
@@ -304,14 +317,38 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
     let turnError: string | undefined;
     let producedOutput = false;
     let finalText = '';
+    let jail: SandboxedCommand | null = null;
+    let notFound: string | null = null;
+    if (executable)
+      try {
+        jail = sandboxed(deps.settings, {
+          command: executable,
+          args,
+          workdir: input.worktreePath,
+          home,
+          env,
+          readable: gitMetadataRoots(input.worktreePath),
+          proxyBaseUrl: realProxyBaseUrl,
+          runAs: prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid ?? prepared.uid } : null,
+        });
+      } catch (err) {
+        if (err instanceof CommandNotFoundError) notFound = err.message;
+        else {
+          await finish().catch(() => undefined);
+          await lines.revokeTokens(state.sessionId).catch(() => undefined);
+          if (err instanceof SandboxUnavailableError)
+            return refusedAttempt(`sandbox unavailable: ${err.message}`, publish);
+          throw err;
+        }
+      }
     try {
-      const end = executable
+      const end = jail
         ? await runCliProcess({
             adapter,
-            executable,
-            args,
+            executable: jail.command,
+            args: jail.args,
             cwd: input.worktreePath,
-            env,
+            env: jail.env,
             ...(prepared.uid !== undefined ? { uid: prepared.uid, gid: prepared.gid } : {}),
             onSpawn: (pid) => prepared.onSpawn(pid),
             prompt,
@@ -357,7 +394,7 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
             exitCode: null,
             signal: null,
             stoppedFor: null,
-            spawnError: `no executable configured for ${input.cliTool}`,
+            spawnError: notFound ?? `no executable configured for ${input.cliTool}`,
             turnEnded: false,
             stderrTail: '',
             pid: null,
@@ -418,6 +455,7 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
         envelope,
       };
     } finally {
+      await jail?.close().catch(() => undefined);
       await finish().catch(() => undefined);
       forgetGroup(groupDir);
       await lines.revokeTokens(state.sessionId);

@@ -218,3 +218,12 @@ export function compareMetadata(
     return true;
   });
 }
+
+/** The Git metadata directories of a worktree, for the sandbox's read-only binds (a plain path list). */
+export function gitMetadataRoots(worktree: string): string[] {
+  try {
+    return locateGitMetadata(worktree).roots.map((r) => r.dir);
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,41 @@
+// Runs INSIDE the sandbox (plain Node, no dependencies, started by bubblewrap): listens on a loopback
+// port of the sandbox's own network namespace and bridges each connection to the model-proxy gate's
+// Unix socket (bound in from outside), then runs the real command as its child and ends with it.
+//   node inner-bridge.mjs <port> <socket> <command> [args...]
+// The child shares this process's group (signals sent to the group by the runner reach both), its
+// stdio is this process's, and its exit code or signal becomes this process's. Signals sent to this
+// process alone are passed on.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+
+const [port, socket, command, ...args] = process.argv.slice(2);
+const server = net.createServer((inbound) => {
+  const outbound = net.connect(socket);
+  inbound.pipe(outbound).pipe(inbound);
+  const close = () => {
+    inbound.destroy();
+    outbound.destroy();
+  };
+  inbound.on('error', close);
+  outbound.on('error', close);
+});
+server.on('error', (err) => {
+  process.stderr.write(`sandbox: the model-proxy bridge could not listen: ${err.message}\n`);
+  process.exit(70);
+});
+server.listen(Number(port), '127.0.0.1', () => {
+  const child = spawn(command, args, { stdio: 'inherit' });
+  child.on('error', (err) => {
+    process.stderr.write(`sandbox: could not start ${command}: ${err.message}\n`);
+    process.exit(127);
+  });
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+  child.on('exit', (code, signal) => {
+    server.close();
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    }
+    process.exit(code ?? 1);
+  });
+});
