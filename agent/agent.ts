@@ -55,6 +55,7 @@ export class Agent {
         workDir: config.work_dir,
         workRoots,
         isSessionActive: (id) => this.sessions.activeSessionIds().includes(id),
+        sessionSandbox: (id) => this.sessions.sandboxView(id),
       },
       log,
     );

@@ -33,12 +33,17 @@ export interface AgentConfig {
   stop_grace_period: number;
   /** Seconds a turn may go without CLI progress before it is reported (`turn_stalled`) and ended. */
   turn_stall_timeout: number;
+  /**
+   * `on`: every session CLI and terminal shell runs in the sandbox (agent/sandbox/), refused when it
+   * cannot be had; `off`: the owner of the machine accepts running them unconfined (a warning each time).
+   */
+  sandbox: 'on' | 'off';
 }
 
 export type ConfigKey = keyof AgentConfig;
 export type ConfigSource = 'env' | 'file' | 'default';
 
-type Kind = 'url' | 'string' | 'seconds' | 'count' | 'ms' | 'level' | 'env-map' | 'path-list';
+type Kind = 'url' | 'string' | 'seconds' | 'count' | 'ms' | 'level' | 'env-map' | 'path-list' | 'on-off';
 interface KeySpec {
   kind: Kind;
   env?: string;
@@ -67,6 +72,7 @@ const SPEC: { [K in ConfigKey]: KeySpec } = {
   long_poll_wait_ms: { kind: 'ms', env: 'SVC_LONG_POLL_WAIT_MS', def: 25000 },
   stop_grace_period: { kind: 'seconds', env: 'SVC_STOP_GRACE_PERIOD', def: 5 },
   turn_stall_timeout: { kind: 'seconds', env: 'SVC_TURN_STALL_TIMEOUT', def: 120 },
+  sandbox: { kind: 'on-off', env: 'SVC_AGENT_SANDBOX', def: 'on' },
 };
 
 export const CONFIG_KEYS = Object.keys(SPEC) as ConfigKey[];
@@ -113,6 +119,9 @@ function coerce(key: ConfigKey, kind: Kind, raw: unknown, where: string): AgentC
       } catch {
         return bad('one of DEBUG, INFO, WARNING, ERROR');
       }
+    case 'on-off':
+      if (raw !== 'on' && raw !== 'off') bad('on or off');
+      return raw as 'on' | 'off';
     case 'path-list': {
       // The environment gives one string, split like PATH (":" or ";" on Windows); the file an array.
       const items = typeof raw === 'string' ? raw.split(delimiter) : raw;

@@ -19,6 +19,14 @@ import type { SessionChannel } from './channel.ts';
 import { LineSplitter } from './lines.ts';
 import { errorMessage, type Logger } from './log.ts';
 import type { SessionState } from './protocol.ts';
+import {
+  CommandNotFoundError,
+  cliProxyBaseUrl,
+  type SandboxedCommand,
+  type SandboxMode,
+  SandboxUnavailableError,
+  sandboxedOrBare,
+} from './sandbox/launch.ts';
 import { passedThroughProxy } from './usage.ts';
 
 const IS_WINDOWS = process.platform === 'win32';
@@ -45,6 +53,12 @@ export interface SessionSpec {
   turnStallTimeoutMs?: number;
   /** Called with the token usage of every turn that reported some (agent/usage.ts). */
   onUsage?: (usage: TurnUsage, viaProxy: boolean) => void;
+  /**
+   * The sandbox (agent/sandbox/): `on` (the default) runs the CLI confined to the project, its own
+   * session directory and home, reaching only the proxy; `hide` lists the agent's own directories,
+   * masked even where a project contains them. `off`: unconfined, with a warning at every start.
+   */
+  sandbox?: { mode: SandboxMode; hide: string[] };
 }
 
 export class Session {
@@ -294,21 +308,29 @@ export class Session {
       adapter,
       process.env,
       this.spec.proxyToken,
-      this.spec.proxyBaseUrl,
+      this.cliProxyBaseUrl,
       // The adapter's per-session variables (CODEX_HOME) win over cli_env; the proxy variables win over both.
       { ...this.spec.cliEnv, ...this.sessionEnv },
     );
+    let jail: SandboxedCommand;
+    try {
+      jail = this.jail(args, env);
+    } catch (err) {
+      this.failToStart(err);
+      return false;
+    }
     let child: ChildProcess;
     try {
       // detached: own process group (setsid), so signals reach the CLI's tool subprocesses too.
-      child = spawn(this.spec.executable, args, {
+      child = spawn(jail.command, jail.args, {
         cwd: this.spec.projectPath,
-        env,
+        env: jail.env,
         detached: !IS_WINDOWS,
         stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
       });
     } catch (err) {
+      void jail.close();
       this.failToStart(err);
       return false;
     }
@@ -317,6 +339,7 @@ export class Session {
     const onGone = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (gone) return;
       gone = true;
+      void jail.close();
       this.childGone(child, code, signal);
     };
     child.stdin?.on('error', () => {
@@ -421,16 +444,78 @@ export class Session {
     this.finish(code, signal);
   }
 
-  /** Creates the adapter's per-session directory (0700) and files; false (session ended) on failure. */
+  private get sandboxMode(): SandboxMode {
+    return this.spec.sandbox?.mode ?? 'on';
+  }
+
+  /** The proxy address the CLI is given: the sandbox gate's loopback port when sandboxed. */
+  private get cliProxyBaseUrl(): string {
+    return cliProxyBaseUrl(this.sandboxMode, this.spec.proxyBaseUrl);
+  }
+
+  /** The session's private home inside its directory (the sandbox's HOME). */
+  get home(): string | undefined {
+    return this.sessionDir && path.join(this.sessionDir, 'home');
+  }
+
+  /** What the sandbox of this session's processes (CLI, terminal) sees beyond its working directory. */
+  get sandboxView(): { mode: SandboxMode; home: string; writable: string[]; hide: string[] } | undefined {
+    if (!this.sessionDir || !this.home) return undefined;
+    return {
+      mode: this.sandboxMode,
+      home: this.home,
+      writable: [this.sessionDir],
+      hide: this.spec.sandbox?.hide ?? [],
+    };
+  }
+
+  /** The CLI's command in the sandbox (or bare, with a warning, when the machine's owner turned it off). */
+  private jail(args: string[], env: Record<string, string>): SandboxedCommand {
+    const view = this.sandboxView;
+    if (!view) throw new Error('the session directory is missing');
+    if (view.mode === 'on') env.HOME = view.home;
+    try {
+      return sandboxedOrBare(
+        view.mode,
+        {
+          command: this.spec.executable,
+          args,
+          workdir: this.spec.projectPath,
+          home: view.home,
+          env,
+          writable: view.writable,
+          hide: view.hide,
+          proxyBaseUrl: this.spec.proxyBaseUrl,
+        },
+        (message) => {
+          this.log.warn(message, { session_id: this.spec.sessionId });
+          this.channel.note('sandbox_off', message);
+        },
+      );
+    } catch (err) {
+      if (err instanceof CommandNotFoundError)
+        throw Object.assign(new Error(err.message), { code: 'ENOENT' });
+      if (err instanceof SandboxUnavailableError)
+        throw new Error(
+          `the sandbox is unavailable on this machine, so the CLI was not started: ${err.message}`,
+        );
+      throw err;
+    }
+  }
+
+  /**
+   * Creates the session's private directory (0700): its home, and the adapter's per-session files;
+   * false (session ended) on failure.
+   */
   private prepareSessionDir(): boolean {
     const { adapter, stateDir } = this.spec;
-    if (!adapter.prepareSessionDir) return true;
     try {
       const base = stateDir ?? os.tmpdir();
       mkdirSync(base, { recursive: true, mode: 0o700 });
       const safeId = this.spec.sessionId.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
       this.sessionDir = mkdtempSync(path.join(base, `${safeId}-`));
-      this.sessionEnv = adapter.prepareSessionDir(this.sessionDir, this.spec.proxyBaseUrl);
+      mkdirSync(path.join(this.sessionDir, 'home'), { mode: 0o700 });
+      this.sessionEnv = adapter.prepareSessionDir?.(this.sessionDir, this.cliProxyBaseUrl) ?? {};
       return true;
     } catch (err) {
       this.channel.note('start_failed', `could not prepare the CLI's session files: ${errorMessage(err)}`);

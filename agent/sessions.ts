@@ -38,6 +38,11 @@ export class SessionManager {
     return [...this.sessions.keys()];
   }
 
+  /** What a session's terminal shell may see: the session's own sandbox view (agent/session.ts). */
+  sandboxView(sessionId: string) {
+    return this.sessions.get(sessionId)?.sandboxView;
+  }
+
   /** Runs one command; the result becomes the payload of its `response` event. */
   async handle(cmd: Command): Promise<ResponsePayload> {
     try {
@@ -165,6 +170,11 @@ export class SessionManager {
         cliEnv: this.config.cli_env,
         stopGraceMs: this.config.stop_grace_period * 1000,
         stateDir: this.stateDir,
+        // The agent's own folders (config and token, install, other sessions) are never visible.
+        sandbox: {
+          mode: this.config.sandbox,
+          hide: [...this.workRoots.protectedDirs, ...(this.stateDir ? [this.stateDir] : [])],
+        },
         turnStallTimeoutMs: this.config.turn_stall_timeout * 1000,
       },
       channel,

@@ -17,6 +17,12 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { sleep } from './backoff.ts';
 import { errorMessage, type Logger } from './log.ts';
 import type { Command } from './protocol.ts';
+import {
+  type SandboxedCommand,
+  type SandboxMode,
+  SandboxUnavailableError,
+  sandboxedOrBare,
+} from './sandbox/launch.ts';
 import { postJson } from './transport.ts';
 import { confineProjectPath, type WorkRoots } from './work-roots.ts';
 
@@ -37,6 +43,15 @@ export interface TerminalHost {
   workDir: string;
   workRoots: WorkRoots;
   isSessionActive(sessionId: string): boolean;
+  /** The sandbox view of the session's processes (agent/session.ts sandboxView); the shell gets the same. */
+  sessionSandbox(sessionId: string): SessionSandboxView | undefined;
+}
+
+export interface SessionSandboxView {
+  mode: SandboxMode;
+  home: string;
+  writable: string[];
+  hide: string[];
 }
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -51,6 +66,7 @@ class Terminal {
   private tty: string | undefined;
   private readonly stop = new AbortController();
   private watch: NodeJS.Timeout | undefined;
+  private jail: SandboxedCommand | undefined;
 
   constructor(
     readonly id: string,
@@ -65,15 +81,38 @@ class Terminal {
     return { authorization: `Bearer ${this.host.agentToken}`, 'x-machine-id': this.host.machineId };
   }
 
-  start(cwd: string, cols: number, rows: number): void {
+  /**
+   * The shell runs in the session's sandbox (agent/sandbox/: the project, the session's home, no
+   * network, nothing of the agent's): bubblewrap inside script(1), so the pseudo-terminal is the
+   * shell's. Throws SandboxUnavailableError when the sandbox cannot be had.
+   */
+  start(cwd: string, cols: number, rows: number, view: SessionSandboxView): void {
     const env: Record<string, string> = {};
     for (const name of INHERITED) if (process.env[name] !== undefined) env[name] = process.env[name]!;
     env.TERM = 'xterm-256color';
     const shell = process.env.SHELL || '/bin/sh';
-    const inner = `stty cols ${cols} rows ${rows} 2>/dev/null; exec ${shellQuote(shell)} -i`;
+    if (view.mode === 'on') {
+      env.HOME = view.home;
+      env.USER = 'sandbox';
+    }
+    this.jail = sandboxedOrBare(
+      view.mode,
+      {
+        command: shell,
+        args: ['-i'],
+        workdir: cwd,
+        home: view.home,
+        env,
+        writable: view.writable,
+        hide: view.hide,
+      },
+      (message) => this.log.warn(message, { terminal_id: this.id, session_id: this.sessionId }),
+    );
+    const argv = [this.jail.command, ...this.jail.args].map(shellQuote).join(' ');
+    const inner = `stty cols ${cols} rows ${rows} 2>/dev/null; exec ${argv}`;
     this.child = spawn('script', ['-q', '-e', '-f', '-c', inner, '/dev/null'], {
       cwd,
-      env,
+      env: view.mode === 'on' ? { PATH: env.PATH ?? '/usr/bin:/bin', TERM: env.TERM } : env,
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
@@ -249,6 +288,7 @@ class Terminal {
     this.exitReported = true;
     this.closed = true;
     clearInterval(this.watch);
+    void this.jail?.close();
     // Last output first, then the exit (bounded: the relay may be gone).
     const deadline = Date.now() + 3000;
     while ((this.sending || this.queue.length) && Date.now() < deadline) {
@@ -297,11 +337,21 @@ export class TerminalManager {
     if (!confined.ok) return { ok: false, error: confined.error };
     const dim = (v: unknown, d: number) =>
       Number.isInteger(v) && (v as number) > 0 && (v as number) <= 1000 ? (v as number) : d;
+    const view = this.host.sessionSandbox(sessionId);
+    if (!view) return { ok: false, error: `unknown session ${sessionId}` };
     const t = new Terminal(terminalId, sessionId, url.toString(), this.host, this.log, () =>
       this.terminals.delete(terminalId),
     );
+    try {
+      t.start(confined.path, dim(p.cols, 80), dim(p.rows, 24), view);
+    } catch (err) {
+      if (!(err instanceof SandboxUnavailableError)) throw err;
+      return {
+        ok: false,
+        error: `the sandbox is unavailable on this machine, so no terminal opens: ${err.message}`,
+      };
+    }
     this.terminals.set(terminalId, t);
-    t.start(confined.path, dim(p.cols, 80), dim(p.rows, 24));
     this.log.info('terminal opened', { terminal_id: terminalId, session_id: sessionId });
     return { ok: true, terminal_id: terminalId };
   }

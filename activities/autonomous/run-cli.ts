@@ -14,6 +14,7 @@ import { createLogger } from '../../api/logger.ts';
 import { isolationNotice } from '../../services/autonomous/runner/isolation/decide.ts';
 import { cliRunner, type RunCliInput, type RunCliResult } from '../../services/autonomous/runner/run-cli.ts';
 import { type SessionLineName, sessionLines } from '../../services/autonomous/session-lines.ts';
+import { sandboxStatus } from '../../services/sandbox/sandboxed.ts';
 import type { ActivityDeps } from '../index.ts';
 
 export type { RunCliInput, RunCliResult };
@@ -25,7 +26,16 @@ export function createAutonomousRunnerActivities(deps: ActivityDeps) {
   if (!isolationLogged) {
     isolationLogged = true;
     const notice = isolationNotice(deps.settings);
-    createLogger(deps.settings.LOG_LEVEL)[notice.level]({ component: 'autonomous-runner' }, notice.message);
+    const logger = createLogger(deps.settings.LOG_LEVEL);
+    logger[notice.level]({ component: 'autonomous-runner' }, notice.message);
+    // And whether the sandbox can be had: refused work is no surprise to the operator who read this.
+    const sandbox = sandboxStatus(deps.settings);
+    logger[sandbox.status === 'ok' ? 'info' : 'warn'](
+      { component: 'sandbox' },
+      sandbox.status === 'ok'
+        ? `autonomous CLIs, CI and pre-commit hooks run in the sandbox (${sandbox.detail})`
+        : sandbox.detail,
+    );
   }
   const runner = cliRunner(deps);
   const lines = sessionLines(deps);

@@ -36,10 +36,7 @@ export function allowedTarget(target: string | undefined, prefix: string): boole
 }
 
 /** Starts a gate in front of `upstreamBaseUrl` (the proxy base URL the CLI would otherwise be given). */
-export function openModelProxyGate(
-  upstreamBaseUrl: string,
-  socketPath: string,
-): ModelProxyGate {
+export function openModelProxyGate(upstreamBaseUrl: string, socketPath: string): ModelProxyGate {
   const upstream = new URL(upstreamBaseUrl);
   const prefix = upstream.pathname.replace(/\/+$/, '') || '/';
   const client = upstream.protocol === 'https:' ? https : http;

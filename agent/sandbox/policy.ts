@@ -13,7 +13,8 @@
 //               only the sandbox user;
 //   hidden      everything else of the host (the service's data directory, its config and secrets,
 //               the agent's folder and token, other sessions' homes and worktrees), and `hide` paths
-//               masked with an empty tmpfs even where they lie inside a bound path;
+//               masked with an empty tmpfs even where they lie inside the working directory or a
+//               read-only path (a project that contains the agent's folder);
 //   processes   its own pid namespace: no other session's process, environ or fds can be seen;
 //   network     its own network namespace: nothing but loopback. With a model-proxy gate
 //               (model-proxy-gate.ts) one loopback port inside is bridged to a Unix socket outside that
@@ -132,13 +133,17 @@ export function bwrapArgs(policy: SandboxPolicy, host: HostPaths): string[] {
     '--tmpfs',
     '/tmp',
   );
-  // Read-only first, so a writable path inside a read-only one (a worktree under a tool dir) wins.
-  for (const p of unique(policy.readable ?? [])) if (host.exists(p)) a.push('--ro-bind', p, p);
-  for (const p of unique([policy.home, ...(policy.writable ?? []), policy.workdir])) a.push('--bind', p, p);
-  // Masks last: a hidden path inside any bound path is replaced by an empty, read-only directory.
-  const bound = [policy.home, policy.workdir, ...(policy.writable ?? []), ...(policy.readable ?? [])];
+  // Read-only first, then the working directory (a worktree under a tool dir stays writable); then the
+  // masks: a hidden path inside either is replaced by an empty tmpfs; then the private home and the
+  // other writable paths, which may lie inside a mask (the session's own directory in the agent's).
+  const readable = unique(policy.readable ?? []).filter((p) => host.exists(p));
+  for (const p of readable) a.push('--ro-bind', p, p);
+  a.push('--bind', policy.workdir, policy.workdir);
+  const exposed = [policy.workdir, ...readable];
   for (const h of unique(policy.hide ?? []))
-    if (bound.some((b) => within(b, h) && b !== h) && host.exists(h)) a.push('--tmpfs', h, '--remount-ro', h);
+    if (exposed.some((b) => within(b, h)) && host.exists(h)) a.push('--tmpfs', h);
+  for (const p of unique([policy.home, ...(policy.writable ?? [])]))
+    if (p !== path.resolve(policy.workdir)) a.push('--bind', p, p);
   a.push('--ro-bind', policy.runDir, SANDBOX_RUN_DIR);
   a.push('--chdir', policy.workdir, '--');
   return a;

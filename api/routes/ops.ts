@@ -4,6 +4,7 @@ import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { isSystemAdmin } from '../../domain/access.ts';
 import { checkCompatibility } from '../../migrations/runner.ts';
+import { sandboxStatus } from '../../services/sandbox/sandboxed.ts';
 import type { AppDeps } from '../deps.ts';
 import { resolveSession } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
@@ -11,7 +12,7 @@ import { endpoint } from '../openapi/endpoint.ts';
 /** The workspace check fails below this much free space (autonomous work writes checkouts there). */
 export const MIN_WORKSPACE_FREE_BYTES = 64 * 1024 * 1024;
 
-type Check = { status: 'ok' | 'fail'; detail?: string; [k: string]: unknown };
+type Check = { status: 'ok' | 'fail' | 'off' | 'unavailable'; detail?: string; [k: string]: unknown };
 
 const withTimeout = <T>(p: Promise<T>, ms: number, what: string) =>
   Promise.race([
@@ -23,7 +24,11 @@ const withTimeout = <T>(p: Promise<T>, ms: number, what: string) =>
 
 // Declarations (api/openapi/endpoint.ts). The probes take no input and need no credentials (load
 // balancers and orchestrators call them), so they declare only what they answer.
-const check = z.looseObject({ status: z.enum(['ok', 'fail']), detail: z.string().optional() });
+// `off` and `unavailable` belong to the sandbox check alone (reported, not part of readiness).
+const check = z.looseObject({
+  status: z.enum(['ok', 'fail', 'off', 'unavailable']),
+  detail: z.string().optional(),
+});
 const readinessAnswer = z.looseObject({
   status: z.enum(['ready', 'not_ready']),
   checks: z.record(z.string(), check),
@@ -120,6 +125,9 @@ export function opsRouter(deps: AppDeps): Router {
     }
     checks.workspace = workspaceCheck(deps.settings.workspaceDir);
     const ready = Object.values(checks).every((c) => c.status === 'ok');
+    // Reported, not part of readiness: the API's own routes serve without it; what it decides is
+    // whether untrusted work (autonomous CLIs, CI, hooks) runs here or is refused (services/sandbox/).
+    checks.sandbox = sandboxStatus(deps.settings);
     return { ready, body: { status: ready ? 'ready' : 'not_ready', checks } };
   };
 
