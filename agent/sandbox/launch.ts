@@ -93,7 +93,15 @@ export function sandboxProxyBaseUrl(proxyBaseUrl: string): string {
 
 /** A name looked up on PATH (as execvp would), or a path made absolute; null when not found. */
 export function resolveExecutable(command: string, envPath: string | undefined, cwd: string): string | null {
-  if (command.includes('/')) return path.resolve(cwd, command);
+  if (command.includes('/')) {
+    const p = path.resolve(cwd, command);
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      return null;
+    }
+  }
   for (const dir of (envPath ?? '').split(path.delimiter)) {
     if (!dir) continue;
     const candidate = path.join(dir, command);
@@ -128,11 +136,19 @@ function safeRealpath(p: string): string {
   }
 }
 
+/** bubblewrap: SVC_BWRAP_PATH when set (an install off PATH), else `bwrap` on PATH. */
 function bwrapPath(): string | null {
+  const given = process.env.SVC_BWRAP_PATH;
+  if (given) return hostPaths.exists(given) ? given : null;
   return resolveExecutable('bwrap', process.env.PATH ?? '/usr/bin:/bin', '/');
 }
 
 let probed: { ok: true; bwrap: string } | null = null;
+
+/** Forgets a successful probe (tests that take bubblewrap away; a probe that failed is never kept). */
+export function forgetSandboxProbe(): void {
+  probed = null;
+}
 
 /** Whether a sandbox can be set up here: ok, or the reason and how to fix it. Cached once it works. */
 export function sandboxAvailability(): { ok: true; bwrap: string } | { ok: false; reason: string } {
@@ -147,7 +163,7 @@ export function sandboxAvailability(): { ok: true; bwrap: string } | { ok: false
     return {
       ok: false,
       reason:
-        'bubblewrap is not installed (no `bwrap` on PATH): install it, e.g. `apt-get install bubblewrap` (Debian, Ubuntu) or `dnf install bubblewrap` (Fedora)',
+        'bubblewrap is not installed (no `bwrap` on PATH, or SVC_BWRAP_PATH names no file): install it, e.g. `apt-get install bubblewrap` (Debian, Ubuntu) or `dnf install bubblewrap` (Fedora)',
     };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-sbx-probe-'));
   try {

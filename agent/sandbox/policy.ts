@@ -145,6 +145,8 @@ export function bwrapArgs(policy: SandboxPolicy, host: HostPaths): string[] {
   for (const p of unique([policy.home, ...(policy.writable ?? [])]))
     if (p !== path.resolve(policy.workdir)) a.push('--bind', p, p);
   a.push('--ro-bind', policy.runDir, SANDBOX_RUN_DIR);
+  // The sandbox's own root (a tmpfs holding the mount points) read-only: only the binds above write.
+  a.push('--remount-ro', '/');
   a.push('--chdir', policy.workdir, '--');
   return a;
 }

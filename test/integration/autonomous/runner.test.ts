@@ -25,6 +25,7 @@ import {
   newWorkflow,
   processState,
   type RunnerWorld,
+  sandboxPid,
   setStatus,
   startRunnerWorld,
   waitForFile,
@@ -198,6 +199,8 @@ describe('autonomous runner', () => {
       'DISABLE_ERROR_REPORTING',
       'DISABLE_AUTOUPDATER',
       'DISABLE_BUG_COMMAND',
+      // bubblewrap sets it after --chdir: the sandbox's working directory, not a secret.
+      'PWD',
     ]);
     const extra = keys.filter((k) => !allowed.has(k));
     assert.deepEqual(extra, [], `unexpected variables (besides what node itself sets): ${extra}`);
@@ -218,7 +221,7 @@ describe('autonomous runner', () => {
     void running.then(() => {
       settled = true;
     });
-    const pid = Number(await waitForFile(path.join(worktree, '.svc-fake/pid')));
+    const pid = await sandboxPid(path.join(worktree, '.svc-fake/pid'), worktree);
     await setStatus(world, workflowId, 'paused');
     const deadline = Date.now() + 5000;
     while (processState(pid) !== 'T' && Date.now() < deadline) await sleep(25);
@@ -251,8 +254,8 @@ describe('autonomous runner', () => {
     const abort = new AbortController();
     const started = Date.now();
     const running = run(input(workflowId, worktree), abort.signal);
-    const pid = Number(await waitForFile(path.join(worktree, '.svc-fake/pid')));
-    const child = Number(await waitForFile(path.join(worktree, '.svc-fake/child.pid')));
+    const pid = await sandboxPid(path.join(worktree, '.svc-fake/pid'), worktree);
+    const child = await sandboxPid(path.join(worktree, '.svc-fake/child.pid'), worktree);
     await waitForFile(path.join(worktree, '.svc-fake/called'));
     assert.ok(processState(child) !== null);
     abort.abort();
@@ -270,7 +273,7 @@ describe('autonomous runner', () => {
     const { workflowId, worktree } = await newWorkflow(world);
     writeScript(worktree, { pidFile: '.svc-fake/pid', steps: [{ sleep: 60_000 }] });
     const running = run(input(workflowId, worktree));
-    const pid = Number(await waitForFile(path.join(worktree, '.svc-fake/pid')));
+    const pid = await sandboxPid(path.join(worktree, '.svc-fake/pid'), worktree);
     await setStatus(world, workflowId, 'paused');
     const deadline = Date.now() + 5000;
     while (processState(pid) !== 'T' && Date.now() < deadline) await sleep(25);
@@ -287,11 +290,14 @@ describe('autonomous runner', () => {
       steps: [{ child: '.svc-fake/child.pid' }, { sleep: 60_000 }],
     });
     const started = Date.now();
-    const result = await run(input(workflowId, worktree, { timeoutSeconds: 1 }));
+    const running = run(input(workflowId, worktree, { timeoutSeconds: 1 }));
+    const pid = await sandboxPid(path.join(worktree, '.svc-fake/pid'), worktree);
+    const child = await sandboxPid(path.join(worktree, '.svc-fake/child.pid'), worktree);
+    const result = await running;
     assert.equal(result.outcome, 'timeout');
     assert.ok(Date.now() - started < 15_000);
-    assert.ok(await waitGone(Number(readFileSync(path.join(worktree, '.svc-fake/pid'), 'utf8'))));
-    assert.ok(await waitGone(Number(readFileSync(path.join(worktree, '.svc-fake/child.pid'), 'utf8'))));
+    assert.ok(await waitGone(pid));
+    assert.ok(await waitGone(child));
   });
 
   test('context overflow: retried once on the same line with a fresh conversation; both attempts counted', async () => {
