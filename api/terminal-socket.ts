@@ -11,7 +11,8 @@
 //   1008 + {"error","status"}   not authenticated (401), password change required (403), a session the
 //                               caller may not see or that does not exist (404: existence not revealed),
 //                               a session that is not live (409). Same rules as GET /api/remote/sessions/<id>:
-//                               its owner, a system admin, or a machine admin of its machine.
+//                               its owner, a system admin, or a machine admin of its machine;
+//                               403 when settings remote.terminal_access narrows it (`admins`, `off`).
 //   3010 + {"owner": url}       another instance holds this session's relay: reconnect there.
 //   1011 + {"error"}            the agent refused or did not answer the terminal.open command.
 //   1000 + {"reason"}           the terminal ended (shell exit: "exited", session end: "session_ended").
@@ -25,6 +26,7 @@ import type { Request } from 'express';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { AppError } from '../domain/errors.ts';
 import { allowedHostNames, isAllowedHost } from '../domain/http/allowed-hosts.ts';
+import { mayOpenTerminal } from '../domain/remote-authority.ts';
 import { acceptsCommands } from '../domain/remote-session-state.ts';
 import { remoteCommands } from '../services/remote-commands.ts';
 import { writeAudit } from './audit.ts';
@@ -171,6 +173,16 @@ export function attachTerminalSocket(
       return refuse(err.status, err.message);
     }
     const session = found.session;
+    const terminalAccess = deps.settings.remote.terminal_access;
+    if (!mayOpenTerminal(found.standing, found.isOwner, terminalAccess)) {
+      await audit('REMOTE_TERMINAL_OPEN', false, { reason: 'terminal_access', setting: terminalAccess });
+      return refuse(
+        403,
+        terminalAccess === 'off'
+          ? 'Terminals are turned off on this server (remote.terminal_access)'
+          : 'Only machine administrators may open a terminal on this server (remote.terminal_access)',
+      );
+    }
     if (!acceptsCommands(session.status) || !session.remoteMachineId) {
       await audit('REMOTE_TERMINAL_OPEN', false, { reason: `session_${session.status}` });
       return refuse(409, `The session is ${session.status}`);

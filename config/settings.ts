@@ -237,6 +237,12 @@ const sectionSchemas = {
       usage_report_max_tokens: int(1, 1_000_000_000).default(10_000_000),
       usage_report_max_requests: int(1, 1_000_000).default(10_000),
       usage_reports_per_minute: int(1, 10_000).default(60),
+      /**
+       * Who may open a session's terminal (a shell in the session's sandbox on its machine):
+       * `owner_and_admins` (the session's owner, machine admins, system admins), `admins` (machine
+       * and system admins only), `off` (nobody).
+       */
+      terminal_access: z.enum(['owner_and_admins', 'admins', 'off']).default('owner_and_admins'),
     })
     .strict(),
   chatplat_a: chatPlatformSection,

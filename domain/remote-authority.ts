@@ -90,3 +90,19 @@ export function maySeeSession(standing: MachineStanding, isOwner: boolean): bool
   if (isOwner) return true;
   return mayPerform('view_or_stop_others_sessions', standing);
 }
+
+export type TerminalAccess = 'owner_and_admins' | 'admins' | 'off';
+
+/**
+ * Opening a session's terminal (settings remote.terminal_access): on top of seeing the session, the
+ * setting may narrow it to machine and system admins, or close it for everyone.
+ */
+export function mayOpenTerminal(
+  standing: MachineStanding,
+  isOwner: boolean,
+  access: TerminalAccess,
+): boolean {
+  if (access === 'off' || !maySeeSession(standing, isOwner)) return false;
+  if (access === 'admins') return standing === 'system_admin' || standing === 'machine_admin';
+  return true;
+}

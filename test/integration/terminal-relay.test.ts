@@ -9,6 +9,7 @@
 // table fails); nothing typed reaches the logs; the terminal closes with the session.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { terminalRelayHub } from '../../api/terminal-relay-hub.ts';
 import { createTenant, createUser } from '../support/actors.ts';
@@ -25,6 +26,7 @@ import {
   startAgentSession,
   waitUntil,
 } from '../support/remote.ts';
+import { hostPidOf } from '../support/sandbox-pids.ts';
 import { api, login } from '../support/session.ts';
 import { openTerminal, terminalUrl } from '../support/terminal-client.ts';
 
@@ -80,8 +82,9 @@ test('a command typed in the browser runs in the project directory and echoes ba
   t.type('echo SHELL=$$; sleep 600 & echo BG=$!\r');
   await t.waitFor('BG=');
   await new Promise((r) => setTimeout(r, 100));
-  const shellPid = Number(/SHELL=(\d+)/.exec(t.text())![1]);
-  const bgPid = Number(/BG=(\d+)/.exec(t.text())![1]);
+  // The shell runs in the session's sandbox (its own pid namespace): map its pids to the host's.
+  const shellPid = await hostPidOf(Number(/SHELL=(\d+)/.exec(t.text())![1]), projectDir);
+  const bgPid = await hostPidOf(Number(/BG=(\d+)/.exec(t.text())![1]), projectDir);
   assert.ok(processState(shellPid) && processState(bgPid), 'shell and background job run');
   t.close();
   const closed = await t.closed;
@@ -156,6 +159,61 @@ test('refusals: anonymous 401, not the owner 404, another tenant 404, unknown se
   await bearer.waitFor('bearer-4');
   bearer.close();
   await bearer.closed;
+});
+
+test('the shell runs in the session sandbox: no agent token, no other session, no network, not root', async () => {
+  const t = openTerminal(terminalUrl(a.url, sessionId), { token: cast.userA.session.token, origin: a.url });
+  await t.opened;
+  const probe = (cmd: string, tag: string) =>
+    t.type(`(${cmd}) >/dev/null 2>&1 && echo ${tag}-OPEN || echo ${tag}-$((6*7))-CLOSED\r`);
+  probe(`cat ${agent.configPath}`, 'TOKEN');
+  await t.waitFor('TOKEN-42-CLOSED');
+  probe(`ls ${path.join(agent.dir, 'sessions')}/*`, 'SESSIONS');
+  await t.waitFor('SESSIONS-42-CLOSED');
+  probe(`cat /proc/1/environ | grep -a SVC_`, 'ENVIRON');
+  await t.waitFor('ENVIRON-42-CLOSED');
+  const apiPort = new URL(a.url).port;
+  probe(
+    `node -e "require('net').connect(${apiPort},'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))"`,
+    'NETWORK',
+  );
+  await t.waitFor('NETWORK-42-CLOSED');
+  t.type('echo UID-$(id -u)-END\r');
+  await t.waitFor('-END');
+  assert.doesNotMatch(t.text(), /UID-0-END/, 'the shell is not root');
+  assert.doesNotMatch(t.text(), /(TOKEN|SESSIONS|ENVIRON|NETWORK)-OPEN/);
+  t.close();
+  await t.closed;
+});
+
+test('settings remote.terminal_access narrows who may open it: admins only, or nobody', async () => {
+  a.settings.remote.terminal_access = 'admins';
+  try {
+    const owner = openTerminal(terminalUrl(a.url, sessionId), {
+      token: cast.userA.session.token,
+      origin: a.url,
+    });
+    const refused = await owner.closed;
+    assert.equal(refused.code, 1008);
+    assert.match(JSON.stringify(refused.reason), /machine administrators/);
+    const admin = openTerminal(terminalUrl(a.url, sessionId), {
+      token: cast.admin.session.token,
+      origin: a.url,
+    });
+    await admin.opened;
+    admin.close();
+    await admin.closed;
+    a.settings.remote.terminal_access = 'off';
+    const none = openTerminal(terminalUrl(a.url, sessionId), {
+      token: cast.admin.session.token,
+      origin: a.url,
+    });
+    const off = await none.closed;
+    assert.equal(off.code, 1008);
+    assert.match(JSON.stringify(off.reason), /turned off/);
+  } finally {
+    a.settings.remote.terminal_access = 'owner_and_admins';
+  }
 });
 
 test('a machine admin of the session machine and a system admin may open it too', async () => {

@@ -15,14 +15,14 @@ import { temporalWorkflowId } from '../../../workflows/autonomous/contract.ts';
 import { PASSWORD } from '../../support/actors.ts';
 import { api, login, type Session } from '../../support/session.ts';
 import { processState, waitForFile, waitGone } from './runner-support.ts';
-import { startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-support.ts';
+import { startWorkflowWorld, stepScript, UNCONFINED, type WorkflowWorld } from './workflow-support.ts';
 
 let world: WorkflowWorld;
 let owner: Session;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-api-controls-'));
 
 before(async () => {
-  world = await startWorkflowWorld();
+  world = await startWorkflowWorld({ env: UNCONFINED }); // pid and prompt files in the test's temp dir
   const { db, t } = world.app.database;
   const [u] = await db.select().from(t.users).where(eq(t.users.id, world.userId));
   owner = await login(world.app.url, u!.username, PASSWORD);

@@ -4,16 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +12,7 @@ import { eq } from 'drizzle-orm';
 import { type MockProvider, startMockProvider } from '../../fixtures/mock-provider.ts';
 import { createTenant, createUser } from '../../support/actors.ts';
 import { ADMIN, startTestApp, type TestApp } from '../../support/harness.ts';
+import { hostPidOf } from '../../support/sandbox-pids.ts';
 import { api, login } from '../../support/session.ts';
 
 export const FAKE_CLI = path.resolve('test/fixtures/fake-autonomous-cli.mjs');
@@ -154,34 +146,7 @@ export async function waitGone(pid: number, timeoutMs = 10_000): Promise<boolean
 export const modelCalls = (mock: MockProvider) =>
   mock.requests.filter((r) => r.path.startsWith('/v1/messages')).length;
 
-/**
- * The host pid of a process the sandboxed CLI wrote its own pid for: inside its pid namespace the CLI
- * sees small pids, so the pid file is read and matched against /proc's NSpid lines (last field = the
- * pid inside) of processes working in `cwd`. Waits for the file and the match.
- */
+/** The host pid of a sandboxed process from the pid it wrote to `file` (test/support/sandbox-pids.ts). */
 export async function sandboxPid(file: string, cwd: string, timeoutMs = 15_000): Promise<number> {
-  const inner = Number(await waitForFile(file, timeoutMs));
-  const where = realpathSync(cwd);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    for (const name of readdirSync('/proc')) {
-      if (!/^\d+$/.test(name)) continue;
-      try {
-        const nspid = readFileSync(`/proc/${name}/status`, 'utf8')
-          .split('\n')
-          .find((l) => l.startsWith('NSpid:'))
-          ?.slice(6)
-          .trim()
-          .split(/\s+/)
-          .map(Number);
-        if (!nspid || nspid.length < 2 || nspid[nspid.length - 1] !== inner) continue;
-        if (readlinkSync(`/proc/${name}/cwd`) === where) return Number(name);
-      } catch {
-        // gone meanwhile
-      }
-    }
-    if (Date.now() > deadline)
-      throw new Error(`no process with pid ${inner} in a namespace working in ${cwd}`);
-    await sleep(25);
-  }
+  return hostPidOf(Number(await waitForFile(file, timeoutMs)), cwd, timeoutMs);
 }

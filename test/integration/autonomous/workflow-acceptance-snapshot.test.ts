@@ -19,14 +19,20 @@ import {
   verificationOverrideUpdate,
 } from '../../../workflows/autonomous/contract.ts';
 import { waitForFile } from './runner-support.ts';
-import { type Script, startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-support.ts';
+import {
+  type Script,
+  startWorkflowWorld,
+  stepScript,
+  UNCONFINED,
+  type WorkflowWorld,
+} from './workflow-support.ts';
 
 let world: WorkflowWorld;
 const actor: Actor = { userId: 0, username: 'reviewer-2' };
 const cleanups: Array<() => void> = [];
 
 before(async () => {
-  world = await startWorkflowWorld();
+  world = await startWorkflowWorld({ env: UNCONFINED }); // pid and prompt files in the test's temp dir
   actor.userId = world.userId;
 });
 after(async () => {

@@ -20,14 +20,14 @@ import {
   stopUpdate,
 } from '../../../workflows/autonomous/contract.ts';
 import { processState, waitForFile, waitGone } from './runner-support.ts';
-import { startWorkflowWorld, stepScript, UNISOLATED, type WorkflowWorld } from './workflow-support.ts';
+import { startWorkflowWorld, stepScript, UNCONFINED, type WorkflowWorld } from './workflow-support.ts';
 
 let world: WorkflowWorld;
 const actor: Actor = { userId: 0, username: 'tester' };
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-wf-controls-'));
 
 before(async () => {
-  world = await startWorkflowWorld({ env: UNISOLATED }); // pid files in a private temp dir
+  world = await startWorkflowWorld({ env: UNCONFINED }); // pid files in a private temp dir
   actor.userId = world.userId;
 });
 after(async () => {

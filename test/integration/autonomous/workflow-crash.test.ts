@@ -10,14 +10,20 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FAKE_CLI, processState, waitForFile, waitGone } from './runner-support.ts';
-import { HAPPY_KINDS, startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-support.ts';
+import {
+  HAPPY_KINDS,
+  startWorkflowWorld,
+  stepScript,
+  UNCONFINED,
+  type WorkflowWorld,
+} from './workflow-support.ts';
 
 let world: WorkflowWorld;
 const children: ChildProcess[] = [];
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-wf-crash-'));
 
 before(async () => {
-  world = await startWorkflowWorld({ worker: false });
+  world = await startWorkflowWorld({ worker: false, env: UNCONFINED }); // a pid file in the test's temp dir
 });
 after(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
@@ -37,6 +43,7 @@ function launchWorker(): { child: ChildProcess; output: () => string } {
       SECRET_KEY: 'test-secret-key',
       SVC_UPLOAD_AUTH_KEY: 'test-upload-key',
       SVC_AUTONOMOUS__CLI_PATHS: JSON.stringify({ cli_beta: FAKE_CLI }),
+      ...UNCONFINED,
       SVC_AUTONOMOUS__PROXY_BASE_URL: world.app.url,
       SVC_TEMPORAL_DEV_PORT: '0',
       SVC_TEMPORAL_UI_PORT: '0',

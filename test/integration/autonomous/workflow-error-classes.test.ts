@@ -28,7 +28,13 @@ import { autonomousWorkspace } from '../../../services/autonomous/workspace.ts';
 import { temporalWorkflowId } from '../../../workflows/autonomous/contract.ts';
 import { PASSWORD } from '../../support/actors.ts';
 import { api, login, type Session } from '../../support/session.ts';
-import { type Script, startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-support.ts';
+import {
+  type Script,
+  startWorkflowWorld,
+  stepScript,
+  UNCONFINED,
+  type WorkflowWorld,
+} from './workflow-support.ts';
 
 let world: WorkflowWorld;
 let owner: Session;
@@ -49,7 +55,7 @@ const OVERLOADED = {
 };
 
 before(async () => {
-  world = await startWorkflowWorld();
+  world = await startWorkflowWorld({ env: UNCONFINED }); // pid and prompt files in the test's temp dir
   const a = world.app.settings.autonomous;
   a.transient_retry_delay_seconds = 1;
   a.api_backoff_initial_seconds = 1;

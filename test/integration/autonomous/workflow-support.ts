@@ -77,6 +77,15 @@ export interface WorkflowWorld extends RunnerWorld {
  */
 export const UNISOLATED: Record<string, string> = { SVC_AUTONOMOUS_ISOLATION: 'off' };
 
+/**
+ * Tests that watch the CLI from outside (pid files and prompt files in the test's own temp dir, host
+ * pids of its processes) run it unconfined: inside the sandbox those paths are its private tmpfs and its
+ * pids are its namespace's. What they check (workflow controls, crashes, prompts) does not depend on
+ * the sandbox; the sandbox's own pause, cancel, timeout and confinement are in runner.test.ts and
+ * sandbox.test.ts.
+ */
+export const UNCONFINED: Record<string, string> = { ...UNISOLATED, SVC_SANDBOX: 'off' };
+
 export async function startWorkflowWorld(
   opts: { worker?: boolean; env?: Record<string, string> } = {},
 ): Promise<WorkflowWorld> {
