@@ -26,6 +26,7 @@ import {
   bwrapArgs,
   etcFiles,
   type HostPaths,
+  insideIds,
   SANDBOX_PROXY_PORT,
   SANDBOX_PROXY_SOCKET,
   SANDBOX_RUN_DIR,
@@ -84,6 +85,11 @@ const hostPaths: HostPaths = {
 
 const BRIDGE_SOURCE = path.join(path.dirname(new URL(import.meta.url).pathname), 'inner-bridge.mjs');
 const SYSTEM_PREFIXES = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/'];
+
+/** The account bubblewrap starts as: `runAs`, else this process's. */
+function starter(runAs: { uid: number; gid: number } | null | undefined): { uid: number; gid: number } {
+  return runAs ?? { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+}
 
 /** The base URL a sandboxed CLI is given for a proxy base URL (the gate's port inside, same path). */
 export function sandboxProxyBaseUrl(proxyBaseUrl: string): string {
@@ -167,9 +173,10 @@ export function sandboxAvailability(): { ok: true; bwrap: string } | { ok: false
     };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-sbx-probe-'));
   try {
-    writeEtc(dir, dir);
+    const ids = insideIds(starter(null));
+    writeEtc(dir, dir, ids);
     const args = bwrapArgs(
-      { workdir: dir, home: dir, env: { PATH: '/usr/bin:/bin' }, runDir: dir },
+      { workdir: dir, home: dir, env: { PATH: '/usr/bin:/bin' }, runDir: dir, ids },
       hostPaths,
     );
     const r = spawnSync(bwrap, [...args, 'true'], { encoding: 'utf8', timeout: 10_000 });
@@ -187,8 +194,8 @@ export function sandboxAvailability(): { ok: true; bwrap: string } | { ok: false
   }
 }
 
-function writeEtc(dir: string, home: string): void {
-  const etc = etcFiles(home);
+function writeEtc(dir: string, home: string, ids: { uid: number; gid: number }): void {
+  const etc = etcFiles(home, ids);
   writeFileSync(path.join(dir, 'passwd'), etc.passwd);
   writeFileSync(path.join(dir, 'group'), etc.group);
   writeFileSync(path.join(dir, 'hosts'), etc.hosts);
@@ -205,7 +212,8 @@ export function sandboxCommand(req: SandboxRequest): SandboxedCommand {
   const runDir = mkdtempSync(path.join(os.tmpdir(), 'svc-sbx-'));
   let gate: ModelProxyGate | null = null;
   try {
-    writeEtc(runDir, req.home);
+    const ids = insideIds(starter(req.runAs));
+    writeEtc(runDir, req.home, ids);
     const readable = [...(req.readable ?? []), ...toolRoots(executable)];
     let command = executable;
     let args = req.args;
@@ -233,6 +241,7 @@ export function sandboxCommand(req: SandboxRequest): SandboxedCommand {
         hide: req.hide ?? [],
         env: req.env,
         runDir,
+        ids,
       },
       hostPaths,
     );

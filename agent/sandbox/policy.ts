@@ -21,8 +21,8 @@
 //               forwards only the model proxy's path prefix, so the Temporal port, the database, the
 //               API's other routes and every other host stay out of reach;
 //   environment exactly the variables given (bwrap --clearenv), nothing of the caller's.
-// The process runs as uid/gid 1000 inside its user namespace (CLIs refuse some modes as root), mapped to
-// the caller's own uid outside: it holds no capability and can write only what is bound writable.
+// The process keeps the starting account's uid/gid inside its user namespace, or 1000 when that is root
+// (CLIs refuse some modes as root): it holds no capability and can write only what is bound writable.
 import path from 'node:path';
 
 /** The loopback port inside the sandbox's network namespace that reaches the model-proxy gate. */
@@ -31,9 +31,14 @@ export const SANDBOX_PROXY_PORT = 18080;
 export const SANDBOX_RUN_DIR = '/run/svc-sandbox';
 /** The model-proxy gate's socket inside (the gate listens at runDir/proxy.sock). */
 export const SANDBOX_PROXY_SOCKET = `${SANDBOX_RUN_DIR}/proxy.sock`;
-/** The sandbox user's ids inside its user namespace. */
+/** The sandbox user's ids inside its user namespace when the starting account is root. */
 export const SANDBOX_UID = 1000;
 export const SANDBOX_GID = 1000;
+
+/** The ids inside: the starting account's own (as in an unprivileged namespace), never root. */
+export function insideIds(outside: { uid: number; gid: number }): { uid: number; gid: number } {
+  return outside.uid === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_GID } : outside;
+}
 
 /** Read-only system locations every sandbox gets (missing ones are skipped). */
 export const SYSTEM_READ_ONLY = [
@@ -66,6 +71,8 @@ export interface SandboxPolicy {
   hide?: string[];
   /** The complete environment of the process. */
   env: Record<string, string>;
+  /** The ids inside the sandbox (insideIds). */
+  ids: { uid: number; gid: number };
   /**
    * The run's own directory, made by the launcher: passwd, group and hosts (etcFiles), and when the
    * network is gated the bridge script and the gate's socket. Bound read-only at SANDBOX_RUN_DIR.
@@ -87,10 +94,13 @@ export function within(parent: string, child: string): boolean {
 }
 
 /** The contents of the sandbox's /etc/passwd and /etc/group: the sandbox user only. */
-export function etcFiles(home: string): { passwd: string; group: string; hosts: string } {
+export function etcFiles(
+  home: string,
+  ids: { uid: number; gid: number },
+): { passwd: string; group: string; hosts: string } {
   return {
-    passwd: `root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nsandbox:x:${SANDBOX_UID}:${SANDBOX_GID}:sandbox:${home}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
-    group: `root:x:0:\nsandbox:x:${SANDBOX_GID}:\nnogroup:x:65534:\n`,
+    passwd: `root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nsandbox:x:${ids.uid}:${ids.gid}:sandbox:${home}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`,
+    group: `root:x:0:\nsandbox:x:${ids.gid}:\nnogroup:x:65534:\n`,
     hosts: '127.0.0.1 localhost\n::1 localhost\n',
   };
 }
@@ -103,9 +113,9 @@ export function bwrapArgs(policy: SandboxPolicy, host: HostPaths): string[] {
     '--unshare-all',
     '--die-with-parent',
     '--uid',
-    String(SANDBOX_UID),
+    String(policy.ids.uid),
     '--gid',
-    String(SANDBOX_GID),
+    String(policy.ids.gid),
     '--hostname',
     'sandbox',
     '--clearenv',
