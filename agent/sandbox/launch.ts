@@ -230,14 +230,12 @@ export function sandboxCommand(req: SandboxRequest): SandboxedCommand {
         ...req.args,
       ];
     }
-    // A readable path that would expose a hidden one entirely (a tool dir holding the agent's folder)
-    // is still masked by `hide`; a readable path INSIDE the workdir needs no bind of its own.
     const policyArgs = bwrapArgs(
       {
         workdir: req.workdir,
         home: req.home,
         writable: req.writable ?? [],
-        readable: readable.filter((r) => !within(req.workdir, r)),
+        readable,
         hide: req.hide ?? [],
         env: req.env,
         runDir,

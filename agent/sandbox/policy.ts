@@ -143,12 +143,16 @@ export function bwrapArgs(policy: SandboxPolicy, host: HostPaths): string[] {
     '--tmpfs',
     '/tmp',
   );
-  // Read-only first, then the working directory (a worktree under a tool dir stays writable); then the
+  // Read-only first, then the working directory (a worktree under a tool dir stays writable; its own
+  // Git metadata read-only again over it); then the
   // masks: a hidden path inside either is replaced by an empty tmpfs; then the private home and the
   // other writable paths, which may lie inside a mask (the session's own directory in the agent's).
   const readable = unique(policy.readable ?? []).filter((p) => host.exists(p));
-  for (const p of readable) a.push('--ro-bind', p, p);
+  const inWorkdir = (p: string) => within(path.resolve(policy.workdir), p);
+  for (const p of readable.filter((r) => !inWorkdir(r))) a.push('--ro-bind', p, p);
   a.push('--bind', policy.workdir, policy.workdir);
+  // Read-only paths inside the working directory (its .git) go over the writable bind.
+  for (const p of readable.filter(inWorkdir)) a.push('--ro-bind', p, p);
   const exposed = [policy.workdir, ...readable];
   for (const h of unique(policy.hide ?? []))
     if (exposed.some((b) => within(b, h)) && host.exists(h)) a.push('--tmpfs', h);

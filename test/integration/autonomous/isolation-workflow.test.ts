@@ -16,7 +16,7 @@ import { startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-s
 let world: WorkflowWorld;
 
 before(async () => {
-  world = await startWorkflowWorld({ env: { SVC_AUTONOMOUS_ISOLATION: 'off' } });
+  world = await startWorkflowWorld({ env: { SVC_AUTONOMOUS_ISOLATION: 'off', SVC_SANDBOX: 'off' } }); // the integrity check on its own: the sandbox would stop the tamper first
   world.app.settings.autonomous.cli_paths = { cli_beta: PROBE_CLI };
 });
 after(async () => {

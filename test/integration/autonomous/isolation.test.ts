@@ -21,6 +21,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { getAdapter } from '../../../agent/adapters.ts';
 import { classifyStepResult } from '../../../domain/autonomous/errors.ts';
 import { lineHomePath } from '../../../services/autonomous/runner/cli-home.ts';
@@ -151,6 +152,7 @@ describe('isolated agent runs', { skip }, () => {
       adapter.keyVar,
       adapter.baseUrlVar,
       ...Object.keys(adapter.extraEnv),
+      'PWD', // set by bubblewrap (the sandbox's working directory)
     ]);
     const home = lineHomePath(dataDir, workflowId, 'main');
     for (const k of Object.keys(rep.env))
@@ -162,15 +164,26 @@ describe('isolated agent runs', { skip }, () => {
     const flat = JSON.stringify(rep);
     for (const secret of [CANARY, 'test-encryption-key', 'test-secret-key', 'real-anthropic-key-0123456789'])
       assert.ok(!flat.includes(secret), `the probe saw ${secret.slice(0, 12)}...`);
+    // Refused, absent, or (pid 1 in the sandbox's own pid namespace) its init's empty environment.
     for (const p of reads)
-      assert.match(rep.reads[p]!, /^ERR:(EACCES|EPERM|ENOENT)$/, `${p}: ${rep.reads[p]}`);
+      assert.match(
+        rep.reads[p]!,
+        p === '/proc/1/environ' ? /^(ERR:(EACCES|EPERM|ENOENT)|ok:0)$/ : /^ERR:(EACCES|EPERM|ENOENT)$/,
+        `${p}: ${rep.reads[p]}`,
+      );
     assert.equal(rep.writes['src/ok.txt'], 'ok');
-    assert.match(rep.writes['.git/hooks/pre-commit']!, /^ERR:EACCES$/);
-    assert.match(rep.writes[outside]!, /^ERR:EACCES$/);
+    // EACCES from the account's rights, or EROFS from the sandbox's read-only binds, whichever is first.
+    assert.match(rep.writes['.git/hooks/pre-commit']!, /^ERR:(EACCES|EROFS)$/);
+    // (Outside the worktree a write fails, or lands in the sandbox's private /tmp: never on the host.)
+    assert.ok(!existsSync(outside), `${outside}: ${rep.writes[outside]}`);
     assert.ok(!existsSync(path.join(worktree, '.git', 'hooks', 'pre-commit')));
-    // The daemon that left the CLI's process group is gone, and so is every process of the account.
-    const escaped = Number(readFileSync(path.join(worktree, '.svc-fake', 'escaped.pid'), 'utf8'));
-    assert.ok(await waitGone(escaped, 5000), 'the escaped daemon was killed');
+    // The daemon that left the CLI's process group is gone (its pid is the sandbox namespace's: no
+    // process of the account is left at all), and so is every process of the account.
+    assert.ok(Number(readFileSync(path.join(worktree, '.svc-fake', 'escaped.pid'), 'utf8')) > 0);
+    assert.throws(
+      () => execFileSync('pgrep', ['-u', String(account.uid)]),
+      'a process of the account is left',
+    );
     // Grants revoked: no entry of the account left in the worktree or the data dir; its files are the service's.
     assert.deepEqual(aclEntriesFor(account.uid, worktree), []);
     assert.deepEqual(aclEntriesFor(account.uid, dataDir), []);
@@ -196,9 +209,10 @@ describe('isolated agent runs', { skip }, () => {
     assert.equal(r.outcome, 'ok', JSON.stringify(r.errorEnvelope));
     const rep = report(f.worktree);
     assert.match(rep.reads[path.join(f.bare, 'HEAD')]!, /^ok:/, 'its own repository is readable');
-    assert.match(rep.reads[path.join(f.other, 'HEAD')]!, /^ERR:EACCES$/, 'another project is not');
+    // Not even there (the sandbox binds only this worktree's metadata, read-only), or not readable.
+    assert.match(rep.reads[path.join(f.other, 'HEAD')]!, /^ERR:(EACCES|ENOENT)$/, 'another project is not');
     for (const kind of ['hook', 'config', 'object', 'index'])
-      assert.match(rep.tamper[kind]!, /^ERR:EACCES$/, `${kind}: ${rep.tamper[kind]}`);
+      assert.match(rep.tamper[kind]!, /^ERR:(EACCES|EROFS|ENOENT)$/, `${kind}: ${rep.tamper[kind]}`);
     assert.equal(rep.writes['feature.txt'], 'ok');
     assert.equal(git(f.worktree, 'rev-parse', 'HEAD'), mainBefore);
     const uid = (agent as { uid: number }).uid;
@@ -265,6 +279,14 @@ describe('isolated agent runs', { skip }, () => {
 });
 
 describe('Git metadata integrity around every run', () => {
+  // The integrity check is the layer behind the sandbox (which binds the metadata read-only, so these
+  // writes would not even happen): tested here on its own, the sandbox off.
+  before(() => {
+    world.app.settings.SVC_SANDBOX = 'off';
+  });
+  after(() => {
+    world.app.settings.SVC_SANDBOX = 'on';
+  });
   test('an agent (running as the service account: isolation off) that writes a hook, the config or an object fails closed with exit code 68', async () => {
     setMode('off');
     try {

@@ -68,6 +68,7 @@ interface Report {
   uid: number;
   reads: Record<string, string>;
   writes: Record<string, string>;
+  tamper: Record<string, string>;
   connects: Record<string, string>;
   fetches: Record<string, string>;
   lists: Record<string, string>;
@@ -102,6 +103,7 @@ describe('autonomous CLI in the sandbox', () => {
           { path: 'edited.txt', content: 'the worktree is writable' },
           { path: path.join(world.app.settings.dataDir, 'planted'), content: 'x' },
         ],
+        tamper: ['hook', 'config'],
         connects: [temporal, dbTarget, `127.0.0.1:${apiPort}`],
         fetches: ['/api/auth/me', '/api/remote/llm-proxy/../../auth/me', `http://127.0.0.1:${apiPort}/livez`],
         lists: [world.app.settings.dataDir, os.homedir()],
@@ -120,6 +122,8 @@ describe('autonomous CLI in the sandbox', () => {
     assert.match(r.reads['/proc/1/environ'] ?? '', /^(ERR:|ok:0$)/, 'pid 1 is not the host init');
     assert.match(r.reads['/etc/shadow'] ?? '', /^ERR:/);
     assert.equal(r.writes['edited.txt'], 'ok');
+    // The Git metadata is bound read-only: the agent cannot plant a hook or change the config.
+    for (const kind of ['hook', 'config']) assert.match(r.tamper[kind] ?? '', /^ERR:EROFS$/, kind);
     // (A write under /tmp lands in the sandbox's private tmpfs, never on the host.)
     assert.ok(!existsSync(path.join(world.app.settings.dataDir, 'planted')), 'wrote into the data directory');
     for (const [target, outcome] of Object.entries(r.connects))
