@@ -13,7 +13,7 @@
 // Linux only (util-linux script and /proc); elsewhere terminal.open answers ok:false.
 // Nothing of the terminal is written to disk or to the log.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { sleep } from './backoff.ts';
 import { errorMessage, type Logger } from './log.ts';
 import type { Command } from './protocol.ts';
@@ -90,7 +90,9 @@ class Terminal {
     const env: Record<string, string> = {};
     for (const name of INHERITED) if (process.env[name] !== undefined) env[name] = process.env[name]!;
     env.TERM = 'xterm-256color';
-    const shell = process.env.SHELL || '/bin/sh';
+    // bash when no SHELL is set: dash, in the sandbox's pid namespace, cannot give the terminal back to
+    // the process group it found at start (outside the namespace) and exits 2 whatever `exit` said.
+    const shell = process.env.SHELL || (existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh');
     if (view.mode === 'on') {
       env.HOME = view.home;
       env.USER = 'sandbox';
@@ -112,7 +114,7 @@ class Terminal {
     const inner = `stty cols ${cols} rows ${rows} 2>/dev/null; exec ${argv}`;
     this.child = spawn('script', ['-q', '-e', '-f', '-c', inner, '/dev/null'], {
       cwd,
-      env: view.mode === 'on' ? { PATH: env.PATH ?? '/usr/bin:/bin', TERM: env.TERM } : env,
+      env: this.jail.env,
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });

@@ -1,10 +1,13 @@
-// Runs INSIDE the sandbox (plain Node, no dependencies, started by bubblewrap): listens on a loopback
-// port of the sandbox's own network namespace and bridges each connection to the model-proxy gate's
-// Unix socket (bound in from outside), then runs the real command as its child and ends with it.
-//   node inner-bridge.mjs <port> <socket> <command> [args...]
+// Runs INSIDE the sandbox (plain Node, no dependencies, started by bubblewrap) as the sandbox's first
+// process: with a port and socket it listens on that loopback port of the sandbox's own network
+// namespace and bridges each connection to the model-proxy gate's Unix socket (bound in from outside);
+// with `-` for both there is no network. Then it runs the real command as its child and ends with it.
+//   node inner-bridge.mjs <port|-> <socket|-> <command> [args...]
 // The child shares this process's group (signals sent to the group by the runner reach both), its
 // stdio is this process's, and its exit code or signal becomes this process's. Signals sent to this
-// process alone are passed on.
+// process alone are passed on. bubblewrap is started with SIGTERM, SIGINT and SIGHUP ignored (so its
+// monitor outlives a group SIGTERM until the command has ended); Node's spawn gives the command the
+// default dispositions back.
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 
@@ -23,7 +26,7 @@ server.on('error', (err) => {
   process.stderr.write(`sandbox: the model-proxy bridge could not listen: ${err.message}\n`);
   process.exit(70);
 });
-server.listen(Number(port), '127.0.0.1', () => {
+const run = () => {
   const child = spawn(command, args, { stdio: 'inherit' });
   child.on('error', (err) => {
     process.stderr.write(`sandbox: could not start ${command}: ${err.message}\n`);
@@ -38,4 +41,6 @@ server.listen(Number(port), '127.0.0.1', () => {
     }
     process.exit(code ?? 1);
   });
-});
+};
+if (port === '-') run();
+else server.listen(Number(port), '127.0.0.1', run);

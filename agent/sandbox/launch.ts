@@ -175,11 +175,12 @@ export function sandboxAvailability(): { ok: true; bwrap: string } | { ok: false
   try {
     const ids = insideIds(starter(null));
     writeEtc(dir, dir, ids);
-    const args = bwrapArgs(
-      { workdir: dir, home: dir, env: { PATH: '/usr/bin:/bin' }, runDir: dir, ids },
-      hostPaths,
-    );
-    const r = spawnSync(bwrap, [...args, 'true'], { encoding: 'utf8', timeout: 10_000 });
+    const args = bwrapArgs({ workdir: dir, home: dir, runDir: dir, ids }, hostPaths);
+    const r = spawnSync(bwrap, [...args, 'true'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      env: { PATH: '/usr/bin:/bin' },
+    });
     if (r.status === 0) {
       probed = { ok: true, bwrap };
       return probed;
@@ -214,22 +215,20 @@ export function sandboxCommand(req: SandboxRequest): SandboxedCommand {
   try {
     const ids = insideIds(starter(req.runAs));
     writeEtc(runDir, req.home, ids);
-    const readable = [...(req.readable ?? []), ...toolRoots(executable)];
-    let command = executable;
-    let args = req.args;
-    if (req.proxyBaseUrl) {
-      gate = openModelProxyGate(req.proxyBaseUrl, path.join(runDir, 'proxy.sock'));
-      writeFileSync(path.join(runDir, 'bridge.mjs'), readFileSync(BRIDGE_SOURCE));
-      readable.push(...toolRoots(process.execPath));
-      command = process.execPath;
-      args = [
-        `${SANDBOX_RUN_DIR}/bridge.mjs`,
-        String(SANDBOX_PROXY_PORT),
-        SANDBOX_PROXY_SOCKET,
-        executable,
-        ...req.args,
-      ];
-    }
+    // The sandbox's first process is always the inner launcher (inner-bridge.mjs): the model-proxy
+    // bridge when the network is gated, and in every case what gives the command default signal
+    // dispositions back (bubblewrap itself runs with SIGTERM/SIGINT/SIGHUP ignored, see below).
+    const readable = [...(req.readable ?? []), ...toolRoots(executable), ...toolRoots(process.execPath)];
+    if (req.proxyBaseUrl) gate = openModelProxyGate(req.proxyBaseUrl, path.join(runDir, 'proxy.sock'));
+    writeFileSync(path.join(runDir, 'bridge.mjs'), readFileSync(BRIDGE_SOURCE));
+    const command = process.execPath;
+    const args = [
+      `${SANDBOX_RUN_DIR}/bridge.mjs`,
+      req.proxyBaseUrl ? String(SANDBOX_PROXY_PORT) : '-',
+      req.proxyBaseUrl ? SANDBOX_PROXY_SOCKET : '-',
+      executable,
+      ...req.args,
+    ];
     const policyArgs = bwrapArgs(
       {
         workdir: req.workdir,
@@ -237,7 +236,6 @@ export function sandboxCommand(req: SandboxRequest): SandboxedCommand {
         writable: req.writable ?? [],
         readable,
         hide: req.hide ?? [],
-        env: req.env,
         runDir,
         ids,
       },
@@ -251,10 +249,13 @@ export function sandboxCommand(req: SandboxRequest): SandboxedCommand {
         if (hostPaths.exists(p)) chownSync(p, req.runAs.uid, req.runAs.gid);
       }
     const opened = gate;
+    // bubblewrap's monitor dies of a SIGTERM sent to the run's process group, and the sandbox would
+    // then end with SIGKILL before the command saved its state; ignored signals survive exec, so a
+    // shell sets them ignored and execs bubblewrap, which then ends when the command has ended.
     return {
-      command: available.bwrap,
-      args: [...policyArgs, command, ...args],
-      env: {},
+      command: '/bin/sh',
+      args: ['-c', 'trap "" TERM INT HUP; exec "$0" "$@"', available.bwrap, ...policyArgs, command, ...args],
+      env: req.env,
       close: async () => {
         await opened?.close();
         rmSync(runDir, { recursive: true, force: true });

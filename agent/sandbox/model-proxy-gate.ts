@@ -30,7 +30,7 @@ const HOP_BY_HOP = new Set([
 export function allowedTarget(target: string | undefined, prefix: string): boolean {
   if (!target || !target.startsWith('/')) return false;
   const pathname = target.split('?', 1)[0]!;
-  if (pathname !== prefix && !pathname.startsWith(`${prefix}/`)) return false;
+  if (prefix !== '/' && pathname !== prefix && !pathname.startsWith(`${prefix}/`)) return false;
   if (pathname.includes('\\') || /%2e|%2f|%5c/i.test(pathname)) return false;
   return !pathname.split('/').some((segment) => segment === '.' || segment === '..');
 }

@@ -20,7 +20,8 @@
 //               (model-proxy-gate.ts) one loopback port inside is bridged to a Unix socket outside that
 //               forwards only the model proxy's path prefix, so the Temporal port, the database, the
 //               API's other routes and every other host stay out of reach;
-//   environment exactly the variables given (bwrap --clearenv), nothing of the caller's.
+//   environment exactly the variables given: bubblewrap is started with them alone and passes them on
+//               (so /proc/<pid>/environ of the sandbox's outer process shows what the process got).
 // The process keeps the starting account's uid/gid inside its user namespace, or 1000 when that is root
 // (CLIs refuse some modes as root): it holds no capability and can write only what is bound writable.
 import path from 'node:path';
@@ -69,8 +70,6 @@ export interface SandboxPolicy {
   readable?: string[];
   /** Paths masked with an empty tmpfs even when inside a bound path (the agent's folder). */
   hide?: string[];
-  /** The complete environment of the process. */
-  env: Record<string, string>;
   /** The ids inside the sandbox (insideIds). */
   ids: { uid: number; gid: number };
   /**
@@ -111,16 +110,16 @@ export function bwrapArgs(policy: SandboxPolicy, host: HostPaths): string[] {
     if (!path.isAbsolute(p)) throw new Error(`sandbox paths must be absolute: ${p}`);
   const a: string[] = [
     '--unshare-all',
-    '--die-with-parent',
+    // No --die-with-parent: a SIGTERM to the run's process group would kill bubblewrap's monitor at
+    // once and, through it, the CLI with SIGKILL before it saved its conversation. The callers own the
+    // process group (detached) and end all of it, the sandbox included, as without a sandbox.
     '--uid',
     String(policy.ids.uid),
     '--gid',
     String(policy.ids.gid),
     '--hostname',
     'sandbox',
-    '--clearenv',
   ];
-  for (const [name, value] of Object.entries(policy.env)) a.push('--setenv', name, value);
   for (const dir of SYSTEM_READ_ONLY) if (host.exists(dir)) a.push('--ro-bind', dir, dir);
   for (const [link, target] of USR_LINKS)
     if (host.isSymlink(link)) a.push('--symlink', target, link);

@@ -55,7 +55,6 @@ let mock: MockProvider;
 let agent: AgentProcess;
 let sessionId: string;
 let projectDir: string;
-let configDir: string;
 
 before(async () => {
   if (skip) return;
@@ -63,8 +62,6 @@ before(async () => {
   cast = await buildRemoteCast(app);
   mock = await startMockProvider();
   projectDir = mkdtempSync(path.join(os.tmpdir(), 'svc-claude-project-'));
-  // Claude Code keeps its settings and transcripts here, not in the user's ~/.claude.
-  configDir = mkdtempSync(path.join(os.tmpdir(), 'svc-claude-config-'));
   await storeProviderKey(app, cast, {
     provider: 'anthropic',
     key_name: 'claude e2e',
@@ -75,7 +72,8 @@ before(async () => {
     agentConfig: {
       cli_tool: 'cli_beta',
       cli_path: CLI_PATH,
-      cli_env: { CLAUDE_CONFIG_DIR: configDir },
+      // No CLAUDE_CONFIG_DIR: in the sandbox Claude Code keeps its settings and transcripts in the
+      // session's own home, not in the user's ~/.claude.
       turn_stall_timeout: 4,
     },
     cliTool: 'cli_beta',

@@ -5,7 +5,13 @@
 import { readdirSync, readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export async function hostPidOf(inner: number, cwd: string, timeoutMs = 15_000): Promise<number> {
+export async function hostPidOf(
+  inner: number,
+  cwd: string,
+  /** The program's name (first argument's base name): another sandbox may use the same small pid. */
+  program?: string,
+  timeoutMs = 15_000,
+): Promise<number> {
   const where = realpathSync(cwd);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -20,7 +26,9 @@ export async function hostPidOf(inner: number, cwd: string, timeoutMs = 15_000):
           .split(/\s+/)
           .map(Number);
         if (!nspid || nspid.length < 2 || nspid[nspid.length - 1] !== inner) continue;
-        if (readlinkSync(`/proc/${name}/cwd`) === where) return Number(name);
+        if (readlinkSync(`/proc/${name}/cwd`) !== where) continue;
+        const argv0 = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0')[0] ?? '';
+        if (program === undefined || argv0.split('/').pop() === program) return Number(name);
       } catch {
         // gone meanwhile
       }

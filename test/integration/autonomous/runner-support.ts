@@ -148,5 +148,5 @@ export const modelCalls = (mock: MockProvider) =>
 
 /** The host pid of a sandboxed process from the pid it wrote to `file` (test/support/sandbox-pids.ts). */
 export async function sandboxPid(file: string, cwd: string, timeoutMs = 15_000): Promise<number> {
-  return hostPidOf(Number(await waitForFile(file, timeoutMs)), cwd, timeoutMs);
+  return hostPidOf(Number(await waitForFile(file, timeoutMs)), cwd, undefined, timeoutMs);
 }
