@@ -5,7 +5,7 @@
 // reuses the recorded PR, commit finds nothing to commit the second time).
 //
 // The forge is chosen per project (services/forge/forge-for-project.ts): GitHub when the project's
-// origin is a GitHub repository and a token is configured, else the local one (local-forge.ts).
+// origin is a GitHub repository and its tenant has a token, else the local one (local-forge.ts).
 // Worktrees live under the forge's worktree root as `<workflow id>`; the branch is
 // domain/forge/branch-name.ts workflowBranch(id). A batch item pins its worktree to the batch's one
 // baseline (the first item's pin wins); a fork starts from the baseline its row was created with.
@@ -63,10 +63,10 @@ export function autonomousWorkspace(deps: Deps) {
     forgeInstance ??= localForgeFromSettings(deps.settings, deps.database);
     return forgeInstance;
   };
-  // The project's forge: GitHub when its origin is a GitHub repository and a token is configured
+  // The project's forge: GitHub when its origin is a GitHub repository and its tenant has a token
   // (services/forge/forge-for-project.ts), else the local forge.
   const forges = forgeSelector(deps.settings, deps.database, { local: localForge });
-  const forgeOf = (r: WorkflowRow): Promise<ProjectForge> => forges.forProject(r.projectPath);
+  const forgeOf = (r: WorkflowRow): Promise<ProjectForge> => forges.forProject(r.projectPath, r.tenantId);
 
   async function row(workflowId: string): Promise<WorkflowRow> {
     const r = await workflows.find(workflowId);
