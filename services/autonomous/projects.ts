@@ -118,7 +118,7 @@ export async function resolveProjectPath(
   if (!root) throw refuse();
   // ...and on where it really leads (a symlink into another tenant's folder).
   const own = tenantProjectRoot(root, tenantId);
-  if (!strictlyInside(real, own)) throw new ForbiddenError(OTHER_TENANT_PROJECT_ERROR);
+  if (!insideOrAt(real, own)) throw new ForbiddenError(OTHER_TENANT_PROJECT_ERROR);
   const top = await gitTopLevel(real);
   if (!top) throw refuse();
   let realTop: string;

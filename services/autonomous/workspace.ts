@@ -28,6 +28,7 @@ import { forgeSelector, type ProjectForge } from '../forge/forge-for-project.ts'
 import { workflowBranch } from '../forge/git.ts';
 import { type LocalForge, localForgeFromSettings } from '../forge/local-forge.ts';
 import { type MergeContext, observeMerge, refusalOf } from '../forge/observe.ts';
+import { resolveProjectPath } from './projects.ts';
 
 /** CI output handed to the repairing agent (and kept in workflow history): the last 8 KiB. */
 export const CI_LOG_FOR_PROMPT_BYTES = 8 * 1024;
@@ -92,6 +93,16 @@ export function autonomousWorkspace(deps: Deps) {
     return (await forgeOf(r)).getPullRequest(await repoOf(r), r.prNumber);
   }
 
+  async function confined(r: WorkflowRow): Promise<void> {
+    try {
+      if (r.tenantId == null || !r.projectPath) throw new Error('A tenant is required');
+      await resolveProjectPath(deps.settings, r.tenantId, r.projectPath);
+    } catch (err) {
+      // NotFoundError: the activity fails for good (activities/autonomous/orchestration.ts forgeCall).
+      throw new NotFoundError(`Autonomous workflow ${r.workflowId}: ${(err as Error).message}`);
+    }
+  }
+
   const present = (dir: string) => existsSync(dir) && readdirSync(dir).length > 0;
 
   return {
@@ -111,6 +122,9 @@ export function autonomousWorkspace(deps: Deps) {
           repoKey: repo.repoKey,
           defaultBranch: repo.defaultBranch,
         };
+      // Before the first worktree: the project is still in the tenant's folder (a row from before
+      // tenant folders, or a path changed since creation, is refused, nothing of it touched).
+      if (!r.preferredWorktreePath) await confined(r);
       let baseline = r.baselineSha;
       if (!baseline) {
         // The project's new commits come in first (when they fast-forward), so "origin/main" is current.

@@ -103,7 +103,7 @@ test('a Git repository inside a root is accepted (any root); a subdirectory reso
 test('outside the roots, `..` traversal and symlinks escaping the root: 400', async () => {
   await refused(secret);
   await refused(`${rootA}/../outside/secret/project`);
-  await refused(`${app}/../../../outside/secret/project`);
+  await refused(`${app}/../../../../outside/secret/project`);
   const own = tenantProjectRoot(rootA, 1);
   symlinkSync(secret, path.join(own, 'escape'));
   await refused(path.join(own, 'escape'));
@@ -163,12 +163,15 @@ test('the project row is created once per tenant and path, reused, with the user
     path: string;
     name: string;
     created_by: number;
-  }>('SELECT tenant_id, path, name, created_by FROM projects WHERE path = ? ORDER BY tenant_id', [app]);
+  }>('SELECT tenant_id, path, name, created_by FROM projects WHERE path IN (?, ?) ORDER BY tenant_id', [
+    app,
+    foreign,
+  ]);
   assert.deepEqual(
     rows.map((r) => [Number(r.tenant_id), r.path, r.name, Number(r.created_by)]),
     [
       [1, app, 'project', 10],
-      [2, app, 'project', 20],
+      [2, foreign, 'project', 20],
     ],
   );
   const up = await database.sql.query<{ user_id: number; project_id: number }>(

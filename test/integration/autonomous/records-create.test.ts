@@ -167,7 +167,7 @@ test('refusals write nothing: field errors 400, no tenant 403, outside the roots
   );
   await refusedWith({ requirement: 'x', project_path: secret }, alice, 400, /SVC_AUTONOMOUS_PROJECT_ROOTS/);
   await refusedWith(
-    { requirement: 'x', project_path: `${app}/../../../outside/project` },
+    { requirement: 'x', project_path: `${app}/../../../../outside/project` },
     alice,
     400,
     /SVC_AUTONOMOUS_PROJECT_ROOTS/,

@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { NotFoundError } from '../../../domain/errors.ts';
 import { OTHER_TENANT_PROJECT_ERROR, tenantProjectRoot } from '../../../services/autonomous/projects.ts';
+import { autonomousWorkspace } from '../../../services/autonomous/workspace.ts';
 import { makeGitRepo, type TempRepo } from '../../fixtures/git-repo.ts';
 import { createUser, PASSWORD } from '../../support/actors.ts';
 import { api, login, type Session } from '../../support/session.ts';
@@ -19,6 +21,7 @@ import {
   setRow,
   startApiWorld,
   terminateRuns,
+  workflowRow,
 } from './api-support.ts';
 
 let w: ApiWorld;
@@ -59,7 +62,10 @@ describe('readonly', () => {
   test('may not create a workflow or a batch: 403 saying who may, nothing written', async () => {
     const ro = w.cast.actors.readonly.session!;
     const before = await workflowCount();
-    for (const body of [{}, { items: [{ requirement: 'a' }, { requirement: 'b' }] }]) {
+    for (const body of [
+      {},
+      { requirement: undefined, items: [{ requirement: 'a' }, { requirement: 'b' }] },
+    ]) {
       const r = await create(ro, body);
       assert.equal(r.status, 403, JSON.stringify(r.body));
       assert.match(r.body.error, /readonly role may not run or control autonomous workflows/);
@@ -171,7 +177,10 @@ describe('projects belong to a tenant', () => {
       path.join(rootA, 'nothing-here'),
       plain,
     ])
-      for (const body of [{ project_path: p }, { project_path: p, items: [{ requirement: 'x' }] }]) {
+      for (const body of [
+        { project_path: p },
+        { project_path: p, requirement: undefined, items: [{ requirement: 'x' }] },
+      ]) {
         const r = await create(userB, body);
         assert.equal(r.status, 403, `${p}: ${JSON.stringify(r.body)}`);
         assert.equal(r.body.error, OTHER_TENANT_PROJECT_ERROR);
@@ -181,6 +190,24 @@ describe('projects belong to a tenant', () => {
     assert.equal(r.status, 403);
     assert.equal(await workflowCount(), before);
     assert.equal(await countOf('SELECT COUNT(*) AS n FROM projects'), projectsBefore);
+  });
+});
+
+describe('projects belong to a tenant, at run time too', () => {
+  test("a workflow row of tenant B naming A's repository (from before tenant folders) is not prepared", async () => {
+    const wf = await createWorkflow(w, w.owner);
+    created.push(wf.id);
+    await terminateRuns(w, [wf.id]);
+    await setRow(w, wf.id, { tenantId: w.cast.tenantB, userId: userB.user.id });
+    const workspace = autonomousWorkspace({ ...w.app, now: () => new Date() });
+    await assert.rejects(workspace.prepare(wf.id), (e: unknown) => {
+      assert.ok(e instanceof NotFoundError, String(e));
+      assert.match(e.message, /tenant's project folder/);
+      return true;
+    });
+    const row = await workflowRow(w, wf.id);
+    assert.equal(row?.preferredWorktreePath, null, 'no worktree made');
+    assert.equal(row?.baselineSha, null);
   });
 });
 
