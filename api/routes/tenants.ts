@@ -30,7 +30,6 @@ import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { count } from '../openapi/shapes.ts';
 import { sessionTeardown } from '../remote-session-control.ts';
-import { mountTenantAutonomousRoutes } from './tenant-autonomous.ts';
 
 const slug = z
   .string()
@@ -442,8 +441,6 @@ export function tenantsRouter(deps: AppDeps): Router {
       );
       res.json({ success: true, tenant: tenantView({ ...t, status }) });
     };
-  mountTenantAutonomousRoutes(r, deps, (req) => byId(req));
-
   r.post('/:tenant_id/suspend', suspendTenant, requireSystemAdmin, setStatus('suspended', 'TENANT_SUSPEND'));
   r.post('/:tenant_id/activate', activateTenant, requireSystemAdmin, setStatus('active', 'TENANT_ACTIVATE'));
 
