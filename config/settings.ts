@@ -148,11 +148,15 @@ const flatSchema = z.object({
   SVC_RUNTIMES_DIR: z.string().optional(),
   /**
    * The GitHub forge (services/forge/github/): projects whose origin remote is a repository on
-   * SVC_GITHUB_WEB_URL use it when SVC_GITHUB_TOKEN is set. The API URL goes through the egress policy.
+   * SVC_GITHUB_WEB_URL use it with their tenant's token (set by a tenant admin, stored encrypted:
+   * services/autonomous/tenant-settings.ts). The API URL goes through the egress policy.
+   * SVC_GITHUB_TOKEN is a single-tenant fallback only: it serves the one tenant named by
+   * SVC_GITHUB_TOKEN_TENANT_ID (when that tenant has no token of its own) and no other.
    */
   SVC_GITHUB_API_URL: z.url({ protocol: /^https?$/ }).default('https://api.github.com'),
   SVC_GITHUB_WEB_URL: z.url({ protocol: /^https?$/ }).default('https://github.com'),
   SVC_GITHUB_TOKEN: z.string().min(1).optional(),
+  SVC_GITHUB_TOKEN_TENANT_ID: z.coerce.number().int().positive().optional(),
   /**
    * The dedicated non-root account the autonomous agent's CLI runs as (spec document 2, "Execution
    * isolation rules"; created by `npm run agent-account:install`).

@@ -21,7 +21,7 @@ export interface AuditPolicyEntry {
 }
 
 /** Changes to the audit switch itself (and other tenant settings) are always on record. */
-const ALWAYS_KEPT = new Set(['TENANT_SETTINGS_UPDATE']);
+const ALWAYS_KEPT = new Set(['TENANT_SETTINGS_UPDATE', 'TENANT_AUTONOMOUS_SETTINGS_UPDATE']);
 
 export function keptWhenTenantAuditOff(entry: AuditPolicyEntry): boolean {
   if (entry.success === false || ALWAYS_KEPT.has(entry.action)) return true;

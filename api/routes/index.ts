@@ -28,6 +28,7 @@ import { usageReportRouter } from './remote/usage-report.ts';
 import { roiRouter } from './roi.ts';
 import { securitySettingsRouter } from './security-settings.ts';
 import { ssoRouter } from './sso/index.ts';
+import { tenantAutonomousRouter } from './tenant-autonomous.ts';
 import { tenantsRouter } from './tenants.ts';
 import { uploadRouter } from './upload.ts';
 import { uploadStreamRouter } from './upload-stream.ts';
@@ -52,6 +53,7 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(ssoRouter(deps));
   app.use('/api/admin/users', adminUsersRouter(deps));
   app.use(orgSyncRouter(deps));
+  app.use(tenantAutonomousRouter(deps)); // before the tenants router: its own guards, same rules
   app.use('/api/tenants', tenantsRouter(deps));
   app.use('/api/api-keys', apiKeysRouter(deps));
   app.use('/api/security-settings', securitySettingsRouter(deps));

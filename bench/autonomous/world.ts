@@ -22,6 +22,7 @@ import type { RunningWorker } from '../../bin/worker-runtime.ts';
 import { loadSettings, type Settings } from '../../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
+import { tenantProjectRoot } from '../../services/autonomous/projects.ts';
 import { type MockProvider, startMockProvider } from '../../test/fixtures/mock-provider.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.ts';
 import { api, login, type Session } from '../../test/support/session.ts';
@@ -175,7 +176,8 @@ export async function startBenchWorld(opts: WorldOptions): Promise<BenchWorld> {
       users.push({ ...(await login(server.url, username, USER_PASSWORD)), id: u.body.user_id });
     }
 
-    const root = path.join(settings.SVC_DATA_DIR, 'projects');
+    // The tenant's own folder under the default root (services/autonomous/projects.ts).
+    const root = tenantProjectRoot(path.join(settings.SVC_DATA_DIR, 'projects'), tenantId);
     let projects = 0;
     return {
       url: server.url,

@@ -1,5 +1,6 @@
 import { index, integer, pgTable, uniqueIndex } from 'drizzle-orm/pg-core';
 import { bool, counter, createdAt, id, int, str, ts, txt, updatedAt } from './columns.ts';
+import { tenants } from './identity.ts';
 
 // Autonomous development records (spec document 2, "Autonomous workflow records", "Session lines").
 // Tables introduced by 0005_autonomous_workflows; 0023_autonomous_engine adds the columns the engine
@@ -186,3 +187,20 @@ export const autonomousSessionLines = pgTable(
   },
   (t) => [uniqueIndex('autonomous_session_lines_line').on(t.workflowId, t.line)],
 );
+
+/**
+ * A tenant's autonomous settings (0034_tenant_autonomous; issue 25 item 2): which roles may run and
+ * control workflows (comma-separated role names; readonly is never accepted and platform admins always
+ * may: domain/autonomous/run-permission.ts), and the tenant's GitHub token as Fernet ciphertext only
+ * (services/autonomous/tenant-settings.ts) with its last four characters as a hint. No row: defaults.
+ */
+export const tenantAutonomousSettings = pgTable('tenant_autonomous_settings', {
+  tenantId: integer('tenant_id')
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: 'cascade' }),
+  runRoles: str('run_roles', 200).notNull().default('tenant_admin,manager,user'),
+  githubTokenEncrypted: txt('github_token_encrypted'),
+  githubTokenHint: str('github_token_hint', 8),
+  updatedBy: int('updated_by'),
+  updatedAt: updatedAt(),
+});

@@ -2,8 +2,9 @@
 // for the POST /api/autonomous/workflows handler (and forks) to call. In order:
 //   1. the body is parsed (domain/autonomous/create-input.ts: 400 naming the field);
 //   2. the caller must belong to a tenant (projects are tenant-scoped; 403 otherwise);
-//   3. project_path is confined to SVC_AUTONOMOUS_PROJECT_ROOTS and its project row created or reused
-//      (services/autonomous/projects.ts: 400 naming the setting);
+//   3. project_path is confined to the tenant's folder under SVC_AUTONOMOUS_PROJECT_ROOTS and its
+//      project row created or reused (services/autonomous/projects.ts: 400 naming the setting, 403 for
+//      another tenant's folder);
 //   4. each workflow gets a fresh id, a title and its frozen definition_snapshot, and the workflow (or
 //      the batch with all its items) is written in one transaction (first item `pending`, the rest
 //      `queued`).

@@ -1,8 +1,12 @@
-// Where an autonomous workflow may work (issue 13 item 7). A `project_path` is accepted only when
-//   1. it resolves (realpath: every symlink followed) to a directory strictly inside one of the roots
-//      of SVC_AUTONOMOUS_PROJECT_ROOTS (a path list separated like PATH; default `<data dir>/projects`;
-//      the roots are realpath'd too), and
-//   2. it is inside a Git work tree whose top level is itself strictly inside that root (a directory
+// Where an autonomous workflow may work (issue 13 item 7; issue 25 item 2). A `project_path` is accepted
+// only when
+//   1. it resolves (realpath: every symlink followed) to a directory strictly inside the caller's
+//      tenant's own folder of one of the roots of SVC_AUTONOMOUS_PROJECT_ROOTS (a path list separated
+//      like PATH; default `<data dir>/projects`; the roots are realpath'd too): `<root>/tenant-<id>`
+//      (tenantProjectRoot). A path inside a root but outside the tenant's folder (another tenant's
+//      repository) answers 403 before anything of it is read: that decision is taken on the path as
+//      given and again on its realpath, and no git command runs before both pass;
+//   2. it is inside a Git work tree whose top level is itself strictly inside that folder (a directory
 //      under the root that only sits inside some enclosing checkout, such as a data dir kept inside the
 //      service's own clone, is refused): `git rev-parse --is-inside-work-tree --show-toplevel`, run with
 //      execFile (no shell), a timeout, a minimal environment, no system config and fsmonitor off, so
@@ -10,17 +14,25 @@
 // Anything else answers 400 with one message that names the setting (never which check failed or what
 // exists on the host, so the answer cannot be used to probe the server's file system). The project is
 // the repository's top level; its tenant-scoped `projects` row and the user's `user_projects` row are
-// created or reused (db/repositories/workspace/projects.ts).
+// created or reused (db/repositories/workspace/projects.ts). A `projects` row alone grants nothing:
+// remote workspace sessions create them for paths on users' own machines, so the folder is the rule.
+// Projects are tenant-scoped, so a caller without a tenant (a platform admin included) has no folder
+// (create-workflows.ts answers 403 first).
 import { execFile } from 'node:child_process';
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Settings } from '../../config/settings.ts';
 import type { DatabaseHandle } from '../../db/client.ts';
 import { projectsRepository } from '../../db/repositories/workspace/projects.ts';
-import { BadRequestError } from '../../domain/errors.ts';
+import { BadRequestError, ForbiddenError } from '../../domain/errors.ts';
 
 export const PROJECT_PATH_ERROR = 'project_path must be a Git repository under SVC_AUTONOMOUS_PROJECT_ROOTS';
+export const OTHER_TENANT_PROJECT_ERROR =
+  "project_path must be inside your tenant's project folder (tenant-<id> under SVC_AUTONOMOUS_PROJECT_ROOTS)";
 const GIT_TIMEOUT_MS = 10_000;
+
+/** A tenant's own folder under a project root: `<root>/tenant-<id>`. */
+export const tenantProjectRoot = (root: string, tenantId: number) => path.join(root, `tenant-${tenantId}`);
 
 /** The configured roots, absolute (not yet realpath'd). */
 export function projectRoots(s: Pick<Settings, 'SVC_DATA_DIR' | 'SVC_AUTONOMOUS_PROJECT_ROOTS'>): string[] {
@@ -34,6 +46,8 @@ export function projectRoots(s: Pick<Settings, 'SVC_DATA_DIR' | 'SVC_AUTONOMOUS_
 
 const strictlyInside = (child: string, root: string) =>
   child !== root && child.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
+
+const insideOrAt = (child: string, dir: string) => child === dir || strictlyInside(child, dir);
 
 async function realRoots(roots: string[]): Promise<string[]> {
   const out: string[] = [];
@@ -73,18 +87,26 @@ function gitTopLevel(dir: string): Promise<string | null> {
 }
 
 /**
- * The repository top level (realpath) for `projectPath`, or throws the 400. Exported for tests and
- * for re-checks before each run (a path may have changed since creation).
+ * The repository top level (realpath) for `projectPath` in the tenant's folder, or throws (400, or 403
+ * for a path inside a root but outside the tenant's folder). Exported for tests and for re-checks
+ * before each run (a path may have changed since creation).
  */
 export async function resolveProjectPath(
   settings: Pick<Settings, 'SVC_DATA_DIR' | 'SVC_AUTONOMOUS_PROJECT_ROOTS'>,
+  tenantId: number,
   projectPath: string,
 ): Promise<string> {
   const refuse = () => new BadRequestError(PROJECT_PATH_ERROR);
   if (typeof projectPath !== 'string' || projectPath.length === 0 || projectPath.includes('\0'))
     throw refuse();
   if (!path.isAbsolute(projectPath)) throw refuse();
-  const roots = await realRoots(projectRoots(settings));
+  const given = projectRoots(settings);
+  const roots = await realRoots(given);
+  // Another tenant's folder, decided on the path as given (nothing of it is read: no existence probe).
+  const asGiven = path.resolve(projectPath);
+  for (const root of [...given, ...roots])
+    if (strictlyInside(asGiven, root) && !insideOrAt(asGiven, tenantProjectRoot(root, tenantId)))
+      throw new ForbiddenError(OTHER_TENANT_PROJECT_ERROR);
   let real: string;
   try {
     real = await realpath(projectPath);
@@ -94,6 +116,9 @@ export async function resolveProjectPath(
   }
   const root = roots.find((r) => strictlyInside(real, r));
   if (!root) throw refuse();
+  // ...and on where it really leads (a symlink into another tenant's folder).
+  const own = tenantProjectRoot(root, tenantId);
+  if (!insideOrAt(real, own)) throw new ForbiddenError(OTHER_TENANT_PROJECT_ERROR);
   const top = await gitTopLevel(real);
   if (!top) throw refuse();
   let realTop: string;
@@ -102,7 +127,7 @@ export async function resolveProjectPath(
   } catch {
     throw refuse();
   }
-  if (!strictlyInside(realTop, root)) throw refuse();
+  if (!strictlyInside(realTop, own)) throw refuse();
   return realTop;
 }
 
@@ -113,7 +138,7 @@ export interface ProjectRef {
 }
 
 /**
- * Confines `projectPath` (400 otherwise) and creates or reuses the tenant's project for it and the
+ * Confines `projectPath` to the tenant's folder (400 / 403 otherwise) and creates or reuses the tenant's project for it and the
  * user's user_projects row.
  */
 export async function ensureAutonomousProject(
@@ -124,7 +149,7 @@ export async function ensureAutonomousProject(
   owner: { tenantId: number; userId: number },
   projectPath: string,
 ): Promise<ProjectRef> {
-  const real = await resolveProjectPath(deps.settings, projectPath);
+  const real = await resolveProjectPath(deps.settings, owner.tenantId, projectPath);
   const projectId = await deps.database.transaction(async (tx) => {
     const projects = projectsRepository(tx.sql);
     const id = await projects.upsert(owner.tenantId, real, path.basename(real).slice(0, 200), owner.userId);

@@ -5,7 +5,7 @@
 // reuses the recorded PR, commit finds nothing to commit the second time).
 //
 // The forge is chosen per project (services/forge/forge-for-project.ts): GitHub when the project's
-// origin is a GitHub repository and a token is configured, else the local one (local-forge.ts).
+// origin is a GitHub repository and its tenant has a token, else the local one (local-forge.ts).
 // Worktrees live under the forge's worktree root as `<workflow id>`; the branch is
 // domain/forge/branch-name.ts workflowBranch(id). A batch item pins its worktree to the batch's one
 // baseline (the first item's pin wins); a fork starts from the baseline its row was created with.
@@ -28,6 +28,7 @@ import { forgeSelector, type ProjectForge } from '../forge/forge-for-project.ts'
 import { workflowBranch } from '../forge/git.ts';
 import { type LocalForge, localForgeFromSettings } from '../forge/local-forge.ts';
 import { type MergeContext, observeMerge, refusalOf } from '../forge/observe.ts';
+import { resolveProjectPath } from './projects.ts';
 
 /** CI output handed to the repairing agent (and kept in workflow history): the last 8 KiB. */
 export const CI_LOG_FOR_PROMPT_BYTES = 8 * 1024;
@@ -63,10 +64,10 @@ export function autonomousWorkspace(deps: Deps) {
     forgeInstance ??= localForgeFromSettings(deps.settings, deps.database);
     return forgeInstance;
   };
-  // The project's forge: GitHub when its origin is a GitHub repository and a token is configured
+  // The project's forge: GitHub when its origin is a GitHub repository and its tenant has a token
   // (services/forge/forge-for-project.ts), else the local forge.
   const forges = forgeSelector(deps.settings, deps.database, { local: localForge });
-  const forgeOf = (r: WorkflowRow): Promise<ProjectForge> => forges.forProject(r.projectPath);
+  const forgeOf = (r: WorkflowRow): Promise<ProjectForge> => forges.forProject(r.projectPath, r.tenantId);
 
   async function row(workflowId: string): Promise<WorkflowRow> {
     const r = await workflows.find(workflowId);
@@ -92,6 +93,16 @@ export function autonomousWorkspace(deps: Deps) {
     return (await forgeOf(r)).getPullRequest(await repoOf(r), r.prNumber);
   }
 
+  async function confined(r: WorkflowRow): Promise<void> {
+    try {
+      if (r.tenantId == null || !r.projectPath) throw new Error('A tenant is required');
+      await resolveProjectPath(deps.settings, r.tenantId, r.projectPath);
+    } catch (err) {
+      // NotFoundError: the activity fails for good (activities/autonomous/orchestration.ts forgeCall).
+      throw new NotFoundError(`Autonomous workflow ${r.workflowId}: ${(err as Error).message}`);
+    }
+  }
+
   const present = (dir: string) => existsSync(dir) && readdirSync(dir).length > 0;
 
   return {
@@ -111,6 +122,9 @@ export function autonomousWorkspace(deps: Deps) {
           repoKey: repo.repoKey,
           defaultBranch: repo.defaultBranch,
         };
+      // Before the first worktree: the project is still in the tenant's folder (a row from before
+      // tenant folders, or a path changed since creation, is refused, nothing of it touched).
+      if (!r.preferredWorktreePath) await confined(r);
       let baseline = r.baselineSha;
       if (!baseline) {
         // The project's new commits come in first (when they fast-forward), so "origin/main" is current.

@@ -14,7 +14,8 @@ import express from 'express';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../../api/openapi/document.ts';
 import { endpoint } from '../../api/openapi/endpoint.ts';
-import { makeGitRepo, type TempRepo } from '../fixtures/git-repo.ts';
+import { tenantProjectRoot } from '../../services/autonomous/projects.ts';
+import { makeGitRepo } from '../fixtures/git-repo.ts';
 import { createUser } from '../support/actors.ts';
 import { ADMIN, startTestApp, type TestApp } from '../support/harness.ts';
 import { openApiProblems, schemasOf } from '../support/openapi-structure.ts';
@@ -107,11 +108,10 @@ describe('OpenAPI document', () => {
   let doc: Json;
   let etag: string;
   let projects: string;
-  let project: TempRepo;
   before(async () => {
-    // A project root with a Git repository, so that an autonomous workflow can be created.
+    // A project root: the test puts a Git repository in its tenant's folder, so that an autonomous
+    // workflow can be created.
     projects = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'svc-openapi-projects-')));
-    project = makeGitRepo({ 'README.md': '# app\n' }, { root: path.join(projects, 'app') });
     app = await startTestApp({ worker: true, env: { SVC_AUTONOMOUS_PROJECT_ROOTS: projects } });
     const res = await fetch(`${app.url}/api/openapi.json`);
     assert.equal(res.status, 200);
@@ -430,6 +430,10 @@ describe('OpenAPI document', () => {
     const refresh = await api(app.url, 'POST', '/api/summary/refresh', { auth: s });
     assert.equal(refresh.status, 202, JSON.stringify(refresh.body));
     // An autonomous workflow of the member, stopped at once (its creation and stop answers checked).
+    const project = makeGitRepo(
+      { 'README.md': '# app\n' },
+      { root: path.join(tenantProjectRoot(projects, tenant.body.tenant.id), 'app') },
+    );
     const workflow = await api(app.url, 'POST', '/api/autonomous/workflows', {
       auth: memberSession,
       body: { requirement: 'Add a line to the README', project_path: project.path, cli_tool: 'cli_alpha' },

@@ -3,14 +3,17 @@
 // `workflowAccess`; this file only loads the row and turns the decision into the API's errors:
 // unknown or outside the caller's tenant scope -> 404, someone else's in scope -> 403. Path ids are
 // validated first (400): workflow ids look like `aw-<uuid>`, batch ids `ab-<uuid>`, milestones are
-// positive integers.
-import type { Request } from 'express';
+// positive integers. Running and controlling (every route that is not a read) needs more: the caller's
+// role must be allowed to run workflows in its tenant (mayRun: 403 saying who may enable it; domain/
+// autonomous/run-permission.ts), checked before any row is read.
+import type { Request, RequestHandler } from 'express';
 import { z } from 'zod';
 import { batchesRepository } from '../../../db/repositories/autonomous/batches.ts';
 import { milestonesRepository } from '../../../db/repositories/autonomous/milestones.ts';
 import { type WorkflowRow, workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
 import { workflowAccess } from '../../../domain/autonomous/access.ts';
 import { ForbiddenError, NotFoundError } from '../../../domain/errors.ts';
+import { assertMayRunAutonomous } from '../../../services/autonomous/tenant-settings.ts';
 import type { AppDeps } from '../../deps.ts';
 import { parseInput } from '../../middleware/validate.ts';
 
@@ -41,6 +44,13 @@ function decide(req: Request, row: { userId: number; tenantId: number | null } |
     case 'not_found':
       throw new NotFoundError(what === 'batch' ? 'Batch not found' : WORKFLOW_NOT_FOUND);
   }
+}
+
+/** Route guard of creating, controlling, forking and deleting workflows (not of reads). */
+export function mayRunAutonomous(deps: AppDeps): RequestHandler {
+  return (req, _res, next) => {
+    assertMayRunAutonomous(deps.database, req.auth.user).then(() => next(), next);
+  };
 }
 
 export function autonomousAccess(deps: AppDeps) {

@@ -1,7 +1,7 @@
 // The controls of an autonomous workflow (spec document 2, "States and transitions" and "Autonomous
 // development"): pause, resume, stop, retry (only failed / planning_timeout), cancel-round at a
 // milestone, resume-with-feedback, verification_override, extend-planning-timeout, done; and fork at a
-// milestone. Each checks access (access.ts), validates its body at the edge, then goes through
+// milestone. Each needs the permission to run workflows (access.ts mayRunAutonomous), checks access (access.ts), validates its body at the edge, then goes through
 // services/autonomous/controls.ts (the transition table first: 409 with its reason before any
 // Temporal round trip; then the contract's update) and is audited, refused ones included.
 import { type Request, Router } from 'express';
@@ -13,7 +13,7 @@ import { autonomousRuns } from '../../../services/autonomous/temporal-runs.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
-import { AUTONOMOUS_PARAMS, autonomousAccess } from './access.ts';
+import { AUTONOMOUS_PARAMS, autonomousAccess, mayRunAutonomous } from './access.ts';
 import { workflowAnswer } from './answers.ts';
 import { controlView, workflowView } from './views.ts';
 
@@ -104,6 +104,7 @@ export function autonomousControlsRouter(deps: AppDeps): Router {
   const r = Router();
   const access = autonomousAccess(deps);
   const runs = autonomousRuns(deps.temporal);
+  const mayRun = mayRunAutonomous(deps);
   const controls = autonomousControls({ database: deps.database, runs });
 
   async function run(req: Request, workflowId: string, c: ControlRequest, details: Record<string, unknown>) {
@@ -132,13 +133,13 @@ export function autonomousControlsRouter(deps: AppDeps): Router {
   }
 
   for (const type of ['pause', 'resume', 'stop', 'retry', 'done'] as const)
-    r.post(`/api/autonomous/workflows/:id/${type}`, control, async (req, res) => {
+    r.post(`/api/autonomous/workflows/:id/${type}`, control, mayRun, async (req, res) => {
       const row = await access.workflow(req);
       control.body(req);
       res.json(await run(req, row.workflowId, { type }, {}));
     });
 
-  r.post('/api/autonomous/workflows/:id/milestones/:mid/cancel', cancelRound, async (req, res) => {
+  r.post('/api/autonomous/workflows/:id/milestones/:mid/cancel', cancelRound, mayRun, async (req, res) => {
     const { workflow, milestone } = await access.milestone(req);
     cancelRound.body(req);
     res.json(
@@ -151,39 +152,54 @@ export function autonomousControlsRouter(deps: AppDeps): Router {
     );
   });
 
-  r.post('/api/autonomous/workflows/:id/resume-with-feedback', resumeWithFeedback, async (req, res) => {
-    const row = await access.workflow(req);
-    const { feedback } = resumeWithFeedback.body(req);
-    res.json(
-      await run(
-        req,
-        row.workflowId,
-        { type: 'resume_with_feedback', feedback },
-        { feedback_chars: feedback.length },
-      ),
-    );
-  });
+  r.post(
+    '/api/autonomous/workflows/:id/resume-with-feedback',
+    resumeWithFeedback,
+    mayRun,
+    async (req, res) => {
+      const row = await access.workflow(req);
+      const { feedback } = resumeWithFeedback.body(req);
+      res.json(
+        await run(
+          req,
+          row.workflowId,
+          { type: 'resume_with_feedback', feedback },
+          { feedback_chars: feedback.length },
+        ),
+      );
+    },
+  );
 
-  r.post('/api/autonomous/workflows/:id/verification_override', verificationOverride, async (req, res) => {
-    const row = await access.workflow(req);
-    const { note } = verificationOverride.body(req);
-    res.json(await run(req, row.workflowId, { type: 'verification_override', note: note ?? null }, {}));
-  });
+  r.post(
+    '/api/autonomous/workflows/:id/verification_override',
+    verificationOverride,
+    mayRun,
+    async (req, res) => {
+      const row = await access.workflow(req);
+      const { note } = verificationOverride.body(req);
+      res.json(await run(req, row.workflowId, { type: 'verification_override', note: note ?? null }, {}));
+    },
+  );
 
-  r.post('/api/autonomous/workflows/:id/extend-planning-timeout', extendPlanning, async (req, res) => {
-    const row = await access.workflow(req);
-    const { seconds } = extendPlanning.body(req);
-    res.json(
-      await run(
-        req,
-        row.workflowId,
-        { type: 'extend_planning_timeout', ...(seconds !== undefined ? { seconds } : {}) },
-        { seconds: seconds ?? null },
-      ),
-    );
-  });
+  r.post(
+    '/api/autonomous/workflows/:id/extend-planning-timeout',
+    extendPlanning,
+    mayRun,
+    async (req, res) => {
+      const row = await access.workflow(req);
+      const { seconds } = extendPlanning.body(req);
+      res.json(
+        await run(
+          req,
+          row.workflowId,
+          { type: 'extend_planning_timeout', ...(seconds !== undefined ? { seconds } : {}) },
+          { seconds: seconds ?? null },
+        ),
+      );
+    },
+  );
 
-  r.post('/api/autonomous/workflows/:id/milestones/:mid/fork', forkAtMilestone, async (req, res) => {
+  r.post('/api/autonomous/workflows/:id/milestones/:mid/fork', forkAtMilestone, mayRun, async (req, res) => {
     const { workflow, milestone } = await access.milestone(req);
     forkAtMilestone.body(req);
     const fork = await forkAutonomousWorkflow({ ...deps, runs }, workflow, milestone);

@@ -7,7 +7,8 @@
 // (`autonomous-<id>`). If any start fails, the runs already started are terminated and the rows
 // deleted again, and the answer is 503 `Background processing is unavailable`: a workflow row exists
 // only with a run to drive it.
-// Access: every route needs a session (index.ts authenticates once for all of /api/autonomous); a workflow or batch is the owner's or an administrator's
+// Access: every route needs a session (index.ts authenticates once for all of /api/autonomous); creating
+// and deleting also need the tenant's permission to run workflows (access.ts mayRunAutonomous); a workflow or batch is the owner's or an administrator's
 // (access.ts: 404 unknown or out of scope, 403 someone else's); the list shows the caller's own
 // workflows, or the whole scope's for an administrator (domain/autonomous/access.ts).
 import { Router } from 'express';
@@ -25,7 +26,7 @@ import { autonomousRuns, BACKGROUND_UNAVAILABLE } from '../../../services/autono
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
-import { AUTONOMOUS_PARAMS, autonomousAccess, BATCH_ID } from './access.ts';
+import { AUTONOMOUS_PARAMS, autonomousAccess, BATCH_ID, mayRunAutonomous } from './access.ts';
 import { createdAnswer, milestoneAnswer, workflowAnswer, workflowDetailAnswer } from './answers.ts';
 import { batchView, milestoneView, workflowDetailView, workflowView } from './views.ts';
 
@@ -104,8 +105,9 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
   const milestones = milestonesRepository(deps.database);
   const batches = batchesRepository(deps.database);
   const runs = autonomousRuns(deps.temporal);
+  const mayRun = mayRunAutonomous(deps);
 
-  r.post('/api/autonomous/workflows', postAutonomousWorkflows, async (req, res) => {
+  r.post('/api/autonomous/workflows', postAutonomousWorkflows, mayRun, async (req, res) => {
     const created = await createAutonomousWorkflows(deps, req.auth.user, req.body);
     const rows: WorkflowRow[] = created.kind === 'single' ? [created.workflow] : created.workflows;
     const started: string[] = [];
@@ -174,7 +176,7 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
 
   const deletion = () => autonomousDeletion({ ...deps, runs });
 
-  r.delete('/api/autonomous/workflows/:id', deleteAutonomousWorkflows, async (req, res) => {
+  r.delete('/api/autonomous/workflows/:id', deleteAutonomousWorkflows, mayRun, async (req, res) => {
     const row = await access.workflow(req);
     await deletion().deleteWorkflow(row);
     await writeAudit(deps, req, {
@@ -186,7 +188,7 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
     res.status(204).end();
   });
 
-  r.delete('/api/autonomous/batches/:id', deleteAutonomousBatches, async (req, res) => {
+  r.delete('/api/autonomous/batches/:id', deleteAutonomousBatches, mayRun, async (req, res) => {
     const batch = await access.batch(req);
     const deleted = await deletion().deleteBatch(batch.batchId);
     await writeAudit(deps, req, {

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { milestonesRepository, type NewMilestone } from '../../../db/repositories/autonomous/milestones.ts';
+import { tenantProjectRoot } from '../../../services/autonomous/projects.ts';
 import { temporalWorkflowId } from '../../../workflows/autonomous/contract.ts';
 import { makeGitRepo, type TempRepo } from '../../fixtures/git-repo.ts';
 import { buildCast, type Cast, createUser, PASSWORD } from '../../support/actors.ts';
@@ -29,7 +30,11 @@ export async function startApiWorld(opts: Parameters<typeof startTestApp>[0] = {
   const app = await startTestApp(opts);
   const cast = await buildCast(app);
   const other = await createUser(app, cast.admin, { role: 'user', tenant_id: cast.tenantA });
-  const root = path.join(app.settings.SVC_DATA_DIR, 'projects', 'app');
+  // In tenant A's folder (services/autonomous/projects.ts): the owner's tenant.
+  const root = path.join(
+    tenantProjectRoot(path.join(app.settings.SVC_DATA_DIR, 'projects'), cast.tenantA),
+    'app',
+  );
   mkdirSync(root, { recursive: true });
   const project = makeGitRepo({ 'README.md': '# app\n', 'src/a.txt': 'one\ntwo\n' }, { root });
   return {

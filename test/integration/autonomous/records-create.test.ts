@@ -13,6 +13,7 @@ import { parseDefinitionSnapshot } from '../../../domain/autonomous/create-input
 import { AppError } from '../../../domain/errors.ts';
 import { upgrade } from '../../../migrations/runner.ts';
 import { createAutonomousWorkflows } from '../../../services/autonomous/create-workflows.ts';
+import { tenantProjectRoot } from '../../../services/autonomous/projects.ts';
 import { makeGitRepo } from '../../fixtures/git-repo.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
@@ -32,7 +33,11 @@ before(async () => {
   tmp = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'svc-auto-create-')));
   const root = path.join(tmp, 'projects');
   mkdirSync(root);
-  app = makeGitRepo({ 'README.md': '# app\n' }, { root: path.join(root, 'app') }).path;
+  // alice's tenant folder (services/autonomous/projects.ts)
+  app = makeGitRepo(
+    { 'README.md': '# app\n' },
+    { root: path.join(tenantProjectRoot(root, alice.tenantId), 'app') },
+  ).path;
   secret = makeGitRepo({ 'README.md': '# s\n' }, { root: path.join(tmp, 'outside') }).path;
   deps = {
     database,
@@ -162,7 +167,7 @@ test('refusals write nothing: field errors 400, no tenant 403, outside the roots
   );
   await refusedWith({ requirement: 'x', project_path: secret }, alice, 400, /SVC_AUTONOMOUS_PROJECT_ROOTS/);
   await refusedWith(
-    { requirement: 'x', project_path: `${app}/../../../outside/project` },
+    { requirement: 'x', project_path: `${app}/../../../../outside/project` },
     alice,
     400,
     /SVC_AUTONOMOUS_PROJECT_ROOTS/,

@@ -11,6 +11,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { milestonesRepository } from '../../../db/repositories/autonomous/milestones.ts';
 import { type WorkflowRow, workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
 import { createAutonomousWorkflows } from '../../../services/autonomous/create-workflows.ts';
+import { tenantProjectRoot } from '../../../services/autonomous/projects.ts';
 import { AUTONOMOUS_WORKFLOW_TYPE, temporalWorkflowId } from '../../../workflows/autonomous/contract.ts';
 import { gitIn } from '../../fixtures/git-repo.ts';
 import { uniqueName } from '../../support/actors.ts';
@@ -93,7 +94,8 @@ export async function startWorkflowWorld(
   const { app } = world;
   const workflows = workflowsRepository(app.database);
   const milestones = milestonesRepository(app.database);
-  const root = path.join(app.settings.SVC_DATA_DIR, 'projects');
+  // The tenant's own folder under the default root (services/autonomous/projects.ts).
+  const root = tenantProjectRoot(path.join(app.settings.SVC_DATA_DIR, 'projects'), world.tenantId);
   const user = { id: world.userId, tenantId: world.tenantId };
   return {
     ...world,

@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from
 import path from 'node:path';
 import { milestonesRepository } from '../../../db/repositories/autonomous/milestones.ts';
 import { workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
+import { tenantProjectRoot } from '../../../services/autonomous/projects.ts';
 import { MOCK_EXPECTED_USAGE, type MockProvider, startMockProvider } from '../../fixtures/mock-provider.ts';
 import { createUser, PASSWORD, uniqueName } from '../../support/actors.ts';
 import { ADMIN, type TestApp } from '../../support/harness.ts';
@@ -82,7 +83,7 @@ export async function startAutonomousLoad(
   const u = await createUser(app, admin, { role: 'user', tenant_id: tenantId });
   const owner = await login(cluster.url, u.username, PASSWORD);
   const ownerId = u.id;
-  const root = path.join(dataDir, 'projects');
+  const root = tenantProjectRoot(path.join(dataDir, 'projects'), tenantId);
   const marks = path.join(dataDir, 'chaos-marks');
   mkdirSync(marks, { recursive: true });
   const implPid = path.join(marks, 'impl.pid');

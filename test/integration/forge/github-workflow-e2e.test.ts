@@ -1,5 +1,6 @@
 // An autonomous workflow end to end against the GitHub fake (issue 15 "Done when", GitHub side): a
-// project whose origin is a GitHub repository (and SVC_GITHUB_TOKEN set) gets the GitHub forge; the
+// project whose origin is a GitHub repository (and its tenant's GitHub token set through PUT
+// /api/tenants/:id/autonomous; no global SVC_GITHUB_TOKEN) gets the GitHub forge; the
 // workflow clones it, pushes its branch, opens the PR on GitHub, waits for GitHub's check runs, meets a
 // conflicting push to main (resolved by the conflict-repair step in the PR's worktree and pushed), is
 // paused by branch protection (one approving review required), and once the review is given on
@@ -15,6 +16,8 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Actor, resumeUpdate, temporalWorkflowId } from '../../../workflows/autonomous/contract.ts';
 import { type GitHubFake, startGitHubFake } from '../../fixtures/github-fake/server.ts';
+import { ADMIN } from '../../support/harness.ts';
+import { api, login } from '../../support/session.ts';
 import { startWorkflowWorld, stepScript, type WorkflowWorld } from '../autonomous/workflow-support.ts';
 
 let fake: GitHubFake;
@@ -25,7 +28,6 @@ before(async () => {
   fake = await startGitHubFake();
   world = await startWorkflowWorld({
     env: {
-      SVC_GITHUB_TOKEN: fake.token,
       SVC_GITHUB_API_URL: fake.apiUrl,
       SVC_GITHUB_WEB_URL: fake.webUrl,
       SVC_EGRESS__ALLOW_HOSTS: '127.0.0.1,localhost',
@@ -33,6 +35,13 @@ before(async () => {
     },
   });
   actor.userId = world.userId;
+  // The tenant's own token (issue 25 item 2): the only token its workflows use.
+  const admin = await login(world.app.url, ADMIN.username, ADMIN.password);
+  const put = await api(world.app.url, 'PUT', `/api/tenants/${world.tenantId}/autonomous`, {
+    auth: admin,
+    body: { github_token: fake.token },
+  });
+  assert.equal(put.status, 200, JSON.stringify(put.body));
 });
 after(async () => {
   await world?.close();

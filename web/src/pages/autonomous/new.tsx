@@ -1,6 +1,6 @@
 // Create an autonomous workflow (POST /api/autonomous/workflows): one requirement (text, an issue URL
 // or an issue number) or a batch of several (one per line, run one at a time on one baseline), the
-// project path (a Git repository under the server's SVC_AUTONOMOUS_PROJECT_ROOTS), the CLI tool, model
+// project path (a Git repository in the tenant's folder under the server's SVC_AUTONOMOUS_PROJECT_ROOTS), the CLI tool, model
 // and branch strategy. Empty required fields are caught here; the API judges the rest and its 400
 // naming the field is shown in words. On success the new workflow's page opens (a batch: its first).
 
@@ -108,7 +108,7 @@ export default function NewWorkflow() {
           value={form.project_path}
           onValue={set('project_path')}
           error={errors.project_path}
-          hint="Absolute path of a Git repository on the server, under the roots of SVC_AUTONOMOUS_PROJECT_ROOTS."
+          hint="Absolute path of a Git repository on the server, in your tenant's folder tenant-<id> under a root of SVC_AUTONOMOUS_PROJECT_ROOTS."
           autoComplete="off"
         />
         <SelectField
