@@ -26,6 +26,7 @@ import milestoneStepKey from './versions/0029_milestone_step_key.ts';
 import terminalRelays from './versions/0030_terminal_relays.ts';
 import forgeProtection from './versions/0032_forge_protection.ts';
 import milestoneOutcome from './versions/0033_milestone_outcome.ts';
+import uploadTokens from './versions/0035_upload_tokens.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -54,6 +55,7 @@ export const MIGRATIONS: Migration[] = [
   terminalRelays,
   forgeProtection,
   milestoneOutcome,
+  uploadTokens,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -31,6 +31,7 @@ import { ssoRouter } from './sso/index.ts';
 import { tenantsRouter } from './tenants.ts';
 import { uploadRouter } from './upload.ts';
 import { uploadStreamRouter } from './upload-stream.ts';
+import { uploadTokensRouter } from './upload-tokens.ts';
 import { fetchRouter } from './usage/fetch.ts';
 import { messagesRouter } from './usage/messages.ts';
 import { myUsageRouter } from './usage/my-usage.ts';
@@ -66,6 +67,7 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(apiKeyVaultRouter(deps));
   app.use(usageReportRouter(deps));
   app.use(uploadRouter(deps));
+  app.use(uploadTokensRouter(deps));
   app.use(fetchRouter(deps));
   app.use(analysisRouter(deps));
   app.use(analyticsRouter(deps));
