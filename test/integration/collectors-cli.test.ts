@@ -62,11 +62,11 @@ function collect(
   });
 }
 
-const common = () => [
+const common = (over: { state?: string; host?: string } = {}) => [
   '--server',
   app.url,
   '--state',
-  statePath,
+  over.state ?? statePath,
   '--claude-dir',
   claudeDir,
   '--codex-dir',
@@ -74,7 +74,7 @@ const common = () => [
   '--sender',
   SENDER,
   '--host',
-  'ws-7',
+  over.host ?? 'ws-7',
   '--settle-seconds',
   '0',
 ];
@@ -274,25 +274,9 @@ test('with a personal upload token (SVC_UPLOAD_TOKEN) the rows count for its own
     createdAt: new Date(),
     expiresAt: null,
   });
-  const run = await collect(
-    [
-      '--server',
-      app.url,
-      '--state',
-      path.join(root, 'token.json'),
-      '--claude-dir',
-      claudeDir,
-      '--codex-dir',
-      codexDir,
-      '--sender',
-      SENDER,
-      '--host',
-      'ws-token',
-      '--settle-seconds',
-      '0',
-    ],
-    { SVC_UPLOAD_TOKEN: token },
-  );
+  const run = await collect(common({ state: path.join(root, 'token.json'), host: 'ws-token' }), {
+    SVC_UPLOAD_TOKEN: token,
+  });
   assert.equal(run.code, 0, run.stderr);
   const users = await q<{ user_id: number }>(
     'SELECT DISTINCT user_id FROM daily_messages WHERE host_name = ?',
