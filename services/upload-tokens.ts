@@ -42,14 +42,15 @@ export function uploadAuthService(deps: {
     const row = await tokens.byHash(hashUploadToken(sent));
     if (!row) throw new UploadTokenRefused(new ForbiddenError('Invalid upload token'), 'unknown_token');
     const now = deps.now();
-    const refusal = uploadTokenRefusal(row, { isActive: row.ownerActive }, now);
+    const owner = { isActive: row.ownerActive, deletedAt: row.ownerDeletedAt };
+    const refusal = uploadTokenRefusal(row, owner, row.tenant, now);
     const who = { id: row.id, userId: row.userId, tenantId: row.ownerTenantId, username: row.username };
     if (refusal) {
-      // A revoked or expired token is a credential that no longer works (401); a deactivated owner's
-      // token is valid but not allowed (403).
-      const error = row.ownerActive ? new UnauthorizedError(refusal) : new ForbiddenError(refusal);
-      const reason = row.revokedAt ? 'revoked' : row.ownerActive ? 'expired' : 'owner_inactive';
-      throw new UploadTokenRefused(error, reason, who);
+      // A revoked or expired token is a credential that no longer works (401); the token of a
+      // deactivated owner or of an inactive tenant is valid but not allowed (403).
+      const expired = refusal.kind === 'revoked' || refusal.kind === 'expired';
+      const error = expired ? new UnauthorizedError(refusal.message) : new ForbiddenError(refusal.message);
+      throw new UploadTokenRefused(error, refusal.kind, who);
     }
     if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= TOUCH_EVERY_MS)
       await tokens.touch(row.id, now);

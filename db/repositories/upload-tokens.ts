@@ -61,11 +61,22 @@ export function uploadTokensRepository({ db, t }: DatabaseHandle) {
           username: t.users.username,
           ownerTenantId: t.users.tenantId,
           ownerActive: t.users.isActive,
+          ownerDeletedAt: t.users.deletedAt,
+          tenantName: t.tenants.name,
+          tenantStatus: t.tenants.status,
+          tenantDeletedAt: t.tenants.deletedAt,
         })
         .from(tokens)
         .innerJoin(t.users, eq(t.users.id, tokens.userId))
+        .leftJoin(t.tenants, eq(t.tenants.id, t.users.tenantId))
         .where(eq(tokens.tokenHash, tokenHash));
-      return row;
+      if (!row) return undefined;
+      const { tenantName, tenantStatus, tenantDeletedAt, ...token } = row;
+      const tenant =
+        tenantName === null || tenantStatus === null
+          ? null
+          : { name: tenantName, status: tenantStatus, deletedAt: tenantDeletedAt };
+      return { ...token, tenant };
     },
     async touch(id: number, at: Date) {
       await db.update(tokens).set({ lastUsedAt: at }).where(eq(tokens.id, id));

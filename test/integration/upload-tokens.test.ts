@@ -144,7 +144,7 @@ test("rows sent with U's token count for U whatever sender_name says (V of anoth
   );
 });
 
-test('a revoked or expired token, or one of a deactivated owner, is refused and stores nothing', async () => {
+test('a revoked or expired token, or one of a deactivated owner or a suspended tenant, is refused and stores nothing', async () => {
   const tool = `tool-${randomUUID().slice(0, 8)}`;
   const send = (token: string) =>
     upload('/api/upload/batch', { messages: [message(people.u.username, tool)] }, { 'x-upload-auth': token });
@@ -183,6 +183,15 @@ test('a revoked or expired token, or one of a deactivated owner, is refused and 
     assert.equal(r3.body.error, "This upload token's owner is deactivated");
   } finally {
     await db.update(t.users).set({ isActive: true }).where(eq(t.users.id, people.w.id));
+  }
+  const live = await create(people.u.session, { name: 'live' });
+  await db.update(t.tenants).set({ status: 'suspended' }).where(eq(t.tenants.id, tenantA));
+  try {
+    const r4 = await send(live.body.token);
+    assert.equal(r4.status, 403);
+    assert.match(r4.body.error, /is suspended/);
+  } finally {
+    await db.update(t.tenants).set({ status: 'active' }).where(eq(t.tenants.id, tenantA));
   }
   assert.equal((await stored(tool)).length, 1, 'only the upload before the expiry was stored');
   const refused = await db.select().from(t.auditLogs).where(eq(t.auditLogs.action, 'UPLOAD_TOKEN_REFUSED'));
