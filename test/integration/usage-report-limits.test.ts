@@ -59,6 +59,10 @@ const report = (s: Started, body: Record<string, unknown>, as: FakeMachine = s.m
     body: { session_id: s.sessionId, ...body },
   });
 
+/** A report of usage that bypassed the proxy (it counts towards quotas). */
+const direct = (s: Started, reportId: string, fields: Record<string, unknown>) =>
+  report(s, { report_id: reportId, via_proxy: false, ...fields });
+
 /** A session of `user` on a scripted machine, started there; its proxy token from the start command. */
 async function startedSession(user: Person = cast.userA, tenantId = cast.tenantId): Promise<Started> {
   const machine = await registerFakeMachine(app.url, cast.admin.session, tenantId);
@@ -152,12 +156,7 @@ test('bounds: non-negative integers, at most 200k tokens and 100 requests per re
     assert.match(r.body.error, message);
   }
   const before = (await usedToday(cast.userA.id))?.tokensUsed ?? 0;
-  const atLimit = await report(s, {
-    report_id: 'max',
-    input_tokens: 200_000,
-    requests: 100,
-    via_proxy: false,
-  });
+  const atLimit = await direct(s, 'max', { input_tokens: 200_000, requests: 100 });
   assert.equal(atLimit.status, 201, JSON.stringify(atLimit.body));
   const u = await usedToday(cast.userA.id);
   assert.equal(u!.tokensUsed - before, 200_000, 'only the accepted report counted');
@@ -182,24 +181,14 @@ test("one over-large report cannot use up the tenant's daily quota: clipped to w
     return Number(row?.tokens_used ?? 0);
   };
   // The largest report allowed (200k of the tenant's 250k) counts whole.
-  const big = await report(a, {
-    report_id: 'big',
-    input_tokens: 150_000,
-    output_tokens: 50_000,
-    via_proxy: false,
-  });
+  const big = await direct(a, 'big', { input_tokens: 150_000, output_tokens: 50_000 });
   assert.equal(big.status, 201, JSON.stringify(big.body));
   assert.deepEqual(
     [big.body.counted_tokens, big.body.refused_tokens, big.body.counted_requests],
     [200_000, 0, 1],
   );
   // The next one of another user of the tenant is clipped to the 50k left.
-  const clipped = await report(b, {
-    report_id: 'next',
-    input_tokens: 120_000,
-    output_tokens: 80_000,
-    via_proxy: false,
-  });
+  const clipped = await direct(b, 'next', { input_tokens: 120_000, output_tokens: 80_000 });
   assert.equal(clipped.status, 201, JSON.stringify(clipped.body));
   assert.equal(clipped.body.counted, true);
   assert.equal(clipped.body.counted_tokens, 50_000);
