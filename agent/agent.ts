@@ -44,7 +44,11 @@ export class Agent {
     const workRoots = resolveWorkRoots(config, [dirname(loaded.store.path), INSTALL_DIR]);
     this.sessions = new SessionManager(config, (event) => this.send(event), log, {
       workRoots,
-      usage: new UsageReporter(config.server_url, log),
+      usage: new UsageReporter(
+        config.server_url,
+        { agentToken: config.agent_token, machineId: config.machine_id },
+        log,
+      ),
       // Per-session CLI files (Codex's CODEX_HOME) live beside the config, never in a project.
       stateDir: join(dirname(loaded.store.path), 'sessions'),
     });

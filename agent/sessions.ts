@@ -159,10 +159,12 @@ export class SessionManager {
         model,
         onUsage: (usage, viaProxy) => {
           turns += 1;
-          void this.usage?.send(
-            { ...usage, session_id: sessionId, report_id: `${channel.runId}:${turns}`, via_proxy: viaProxy },
-            () => session.proxyToken,
-          );
+          void this.usage?.send({
+            ...usage,
+            session_id: sessionId,
+            report_id: `${channel.runId}:${turns}`,
+            via_proxy: viaProxy,
+          });
         },
         proxyToken,
         proxyBaseUrl,

@@ -1,5 +1,7 @@
 // Usage reports (PROTOCOL.md "Usage reports"): after every CLI turn that printed token usage, the agent
-// posts it to `POST {server}/api/remote/usage-report`, authenticated with the session's proxy token.
+// posts it to `POST {server}/api/remote/usage-report`, authenticated with the agent's own credentials
+// (agent token and machine id, as every other agent call). The session's proxy token is not accepted
+// there: the CLI holds it, and anything the CLI can run could otherwise report usage.
 //
 // The model proxy already meters every call that passes through it, so a report only counts towards
 // quotas when it says `via_proxy: false`. The agent can tell that a CLI bypassed the proxy when the CLI
@@ -30,6 +32,7 @@ const TIMEOUT_MS = 15_000;
 export class UsageReporter {
   constructor(
     private readonly serverUrl: string,
+    private readonly credentials: { agentToken: string; machineId: string },
     private readonly log: Logger,
     private readonly retryBaseMs = RETRY_BASE_MS,
   ) {}
@@ -38,7 +41,7 @@ export class UsageReporter {
    * Sends one report; retries network failures, 5xx and 429 a few times (the report id makes a repeat
    * harmless), gives up on any other refusal. Never throws: usage reporting must not disturb a session.
    */
-  async send(report: UsageReport, proxyToken: () => string): Promise<boolean> {
+  async send(report: UsageReport): Promise<boolean> {
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       let status = 0;
       let detail = '';
@@ -46,7 +49,10 @@ export class UsageReporter {
         const res = await postJson(
           `${this.serverUrl}/api/remote/usage-report`,
           report,
-          { authorization: `Bearer ${proxyToken()}` },
+          {
+            authorization: `Bearer ${this.credentials.agentToken}`,
+            'x-machine-id': this.credentials.machineId,
+          },
           TIMEOUT_MS,
         );
         status = res.status;

@@ -3,11 +3,13 @@
 // posts new messages in batches to POST /api/upload/batch. Remembers how far each file was read in a
 // state file, written after each accepted batch, so a second run uploads only what is new.
 //
-//   npm run collect -- --server URL [--upload-key KEY] [--since YYYY-MM-DD] [--state FILE]
+//   npm run collect -- --server URL [--upload-token TOKEN | --upload-key KEY] [--since YYYY-MM-DD] [--state FILE]
 //                      [--claude-dir DIR]... [--codex-dir DIR]... [--host NAME] [--sender NAME]
 //                      [--batch-size N] [--settle-seconds N] [--dry-run]
 //
-// The key may come from the environment (SVC_UPLOAD_AUTH_KEY) so it does not show in `ps`. Exit codes:
+// A personal upload token (svcup_..., made in the web app or with POST /api/upload-tokens; every row
+// counts for its owner) or the server's shared key (trusted collectors). Either may come from the
+// environment (SVC_UPLOAD_TOKEN, SVC_UPLOAD_AUTH_KEY) so it does not show in `ps`. Exit codes:
 // 0 done (unreadable lines are reported, not fatal), 1 bad arguments or state file, 2 the server
 // refused the upload (401/403/503, other HTTP errors) or could not be reached.
 import os from 'node:os';
@@ -21,10 +23,11 @@ import type { StateStore } from '../services/collectors/file-state.ts';
 import { openStateFile } from '../services/collectors/state-file.ts';
 import { UploadError, uploadSink } from '../services/collectors/upload-sink.ts';
 
-const USAGE = `usage: npm run collect -- --server URL [--upload-key KEY] [--since YYYY-MM-DD] [--state FILE]
+const USAGE = `usage: npm run collect -- --server URL [--upload-token TOKEN | --upload-key KEY] [--since YYYY-MM-DD] [--state FILE]
        [--claude-dir DIR]... [--codex-dir DIR]... [--host NAME] [--sender NAME] [--batch-size N]
        [--settle-seconds N] [--dry-run]
-The upload key may be given in SVC_UPLOAD_AUTH_KEY instead of --upload-key.`;
+A personal upload token may be given in SVC_UPLOAD_TOKEN instead of --upload-token, the shared upload
+key in SVC_UPLOAD_AUTH_KEY instead of --upload-key.`;
 
 const home = os.homedir();
 const defaultState = path.join(
@@ -50,6 +53,7 @@ function parse() {
     options: {
       server: { type: 'string' },
       'upload-key': { type: 'string' },
+      'upload-token': { type: 'string' },
       since: { type: 'string' },
       state: { type: 'string' },
       'claude-dir': { type: 'string', multiple: true },
@@ -78,8 +82,14 @@ const dryRun = args['dry-run'] === true;
 const server = args.server;
 if (!server && !dryRun) fail(`--server is required\n${USAGE}`);
 if (server && !/^https?:\/\/[^\s]+$/i.test(server)) fail('--server must be an http(s) URL');
-const uploadKey = args['upload-key'] || process.env.SVC_UPLOAD_AUTH_KEY;
-if (!uploadKey && !dryRun) fail('an upload key is required: --upload-key KEY or SVC_UPLOAD_AUTH_KEY');
+// Both go in X-Upload-Auth; the server tells a personal token by its svcup_ prefix.
+const uploadKey =
+  args['upload-token'] ||
+  process.env.SVC_UPLOAD_TOKEN ||
+  args['upload-key'] ||
+  process.env.SVC_UPLOAD_AUTH_KEY;
+if (!uploadKey && !dryRun)
+  fail('an upload token or key is required: --upload-token TOKEN (SVC_UPLOAD_TOKEN) or --upload-key KEY');
 if (args.since !== undefined && !isCalendarDate(args.since)) fail('--since must be a date YYYY-MM-DD');
 const batchSize = positiveInt('batch-size', args['batch-size'], 2000, 1);
 const settleSeconds = positiveInt('settle-seconds', args['settle-seconds'], 300, 0);

@@ -56,6 +56,12 @@ const flatSchema = z.object({
   SVC_ENCRYPTION_KEY: z.string().optional(),
   SECRET_KEY: z.string().optional(),
   SVC_UPLOAD_AUTH_KEY: z.string().optional(),
+  /**
+   * The shared upload key (SVC_UPLOAD_AUTH_KEY) is for trusted server-side collectors: rows sent with it
+   * are attributed by their own sender fields, so it can write as any user of any tenant. 'off' refuses
+   * it (403) even when SVC_UPLOAD_AUTH_KEY is set; personal upload tokens keep working either way.
+   */
+  SVC_UPLOAD_SHARED_KEY: z.enum(['on', 'off']).default('on'),
   SVC_ADMIN_USERNAME: z.string().default('admin'),
   SVC_ADMIN_PASSWORD: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -237,9 +243,13 @@ const sectionSchemas = {
       /** Proxy-token lifetimes per session type, in minutes (spec: 4 h general, 15 min HA pool). */
       proxy_token_ttl_general_minutes: int(1, 10_080).default(240),
       proxy_token_ttl_ha_pool_minutes: int(1, 10_080).default(15),
-      /** Bounds of one self-declared usage report, and how many reports a session may send a minute. */
-      usage_report_max_tokens: int(1, 1_000_000_000).default(10_000_000),
-      usage_report_max_requests: int(1, 1_000_000).default(10_000),
+      /**
+       * Bounds of one self-declared usage report (one CLI turn: about a context window of tokens; a fifth
+       * of the default tenant daily limit), and how many reports a session may send a minute. What
+       * counts is clipped to the quota left anyway (api/routes/remote/usage-report.ts).
+       */
+      usage_report_max_tokens: int(1, 1_000_000_000).default(200_000),
+      usage_report_max_requests: int(1, 1_000_000).default(100),
       usage_reports_per_minute: int(1, 10_000).default(60),
       /**
        * Who may open a session's terminal (a shell in the session's sandbox on its machine):

@@ -27,6 +27,7 @@ import terminalRelays from './versions/0030_terminal_relays.ts';
 import forgeProtection from './versions/0032_forge_protection.ts';
 import milestoneOutcome from './versions/0033_milestone_outcome.ts';
 import tenantAutonomous from './versions/0034_tenant_autonomous.ts';
+import uploadTokens from './versions/0035_upload_tokens.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -56,6 +57,7 @@ export const MIGRATIONS: Migration[] = [
   forgeProtection,
   milestoneOutcome,
   tenantAutonomous,
+  uploadTokens,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

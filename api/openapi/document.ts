@@ -73,7 +73,8 @@ const SECURITY_SCHEMES: Json = {
     type: 'apiKey',
     in: 'header',
     name: 'X-Upload-Auth',
-    description: 'The server upload key (SVC_UPLOAD_AUTH_KEY).',
+    description:
+      "A personal upload token (`svcup_...`, POST /api/upload-tokens; rows count for its owner), or the server's shared upload key (SVC_UPLOAD_AUTH_KEY, trusted collectors only). A personal token may also be sent as `Authorization: Bearer`.",
   },
 };
 
@@ -88,7 +89,7 @@ const SECURITY: Record<AuthScheme, Json[]> = {
 const AUTH_BY_PATH: Record<string, AuthScheme> = {
   'POST /api/remote/agent/message': 'agentToken',
   'POST /api/remote/agent/terminals/:terminalId': 'agentToken',
-  'POST /api/remote/usage-report': 'proxyToken',
+  'POST /api/remote/usage-report': 'agentToken',
   'POST /api/upload/usage': 'uploadKey',
   'POST /api/upload/messages': 'uploadKey',
   'POST /api/upload/batch': 'uploadKey',

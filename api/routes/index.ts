@@ -32,6 +32,7 @@ import { tenantAutonomousRouter } from './tenant-autonomous.ts';
 import { tenantsRouter } from './tenants.ts';
 import { uploadRouter } from './upload.ts';
 import { uploadStreamRouter } from './upload-stream.ts';
+import { uploadTokensRouter } from './upload-tokens.ts';
 import { fetchRouter } from './usage/fetch.ts';
 import { messagesRouter } from './usage/messages.ts';
 import { myUsageRouter } from './usage/my-usage.ts';
@@ -68,6 +69,7 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(apiKeyVaultRouter(deps));
   app.use(usageReportRouter(deps));
   app.use(uploadRouter(deps));
+  app.use(uploadTokensRouter(deps));
   app.use(fetchRouter(deps));
   app.use(analysisRouter(deps));
   app.use(analyticsRouter(deps));

@@ -32,7 +32,7 @@ import type { AppDeps } from '../deps.ts';
 import { BodyTooLargeError, MalformedBodyError, readJsonEnvelope } from '../json-envelope-stream.ts';
 import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
-import { answer, checkUploadAuth, RowList } from './upload.ts';
+import { answer, RowList, uploadAuth, uploadWriters } from './upload.ts';
 import {
   batchAnswer,
   batchShape,
@@ -141,17 +141,15 @@ const postUploadBatch = endpoint({
 export function uploadStreamRouter(deps: AppDeps): Router {
   const r = Router();
   const ingest = ingestService(deps);
+  const identify = uploadAuth(deps);
 
   r.post('/api/upload/messages', postUploadMessages, async (req, res) => {
-    checkUploadAuth(req, deps.settings.SVC_UPLOAD_AUTH_KEY);
+    const write = uploadWriters(ingest, await identify(req));
     const envelope: Record<string, unknown> = {};
     let defaults: MessageDefaults | undefined;
     let sawList = false;
     let rowCount = 0;
-    const list = new RowList(
-      (v) => readMessage(v, defaults),
-      (rows) => ingest.ingestMessages(rows),
-    );
+    const list = new RowList((v) => readMessage(v, defaults), write.messages);
     /** Validates the envelope (nothing is stored before); `messages` is judged by its row count. */
     const decide = () => {
       const stand = sawList ? new Array(Math.min(rowCount, 1)).fill(null) : envelope.messages;
@@ -196,12 +194,9 @@ export function uploadStreamRouter(deps: AppDeps): Router {
   });
 
   r.post('/api/upload/batch', postUploadBatch, async (req, res) => {
-    checkUploadAuth(req, deps.settings.SVC_UPLOAD_AUTH_KEY);
-    const messages = new RowList(
-      (v) => readMessage(v, {}),
-      (rows) => ingest.ingestMessages(rows),
-    );
-    const usage = new RowList(readUsage, (rows) => ingest.ingestUsage(rows));
+    const write = uploadWriters(ingest, await identify(req));
+    const messages = new RowList((v) => readMessage(v, {}), write.messages);
+    const usage = new RowList(readUsage, write.usage);
     const listOf = (key: string) => (key === 'messages' ? messages : usage);
     let rowCount = 0;
     const progress = () => ({ messages: messages.progress(), usage: usage.progress() });

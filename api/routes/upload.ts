@@ -2,8 +2,12 @@
 // and reports"; the body shapes beyond the spec's table are chosen here and documented in the README
 // section "Uploading usage and messages"):
 //
-//   auth: header X-Upload-Auth = settings.SVC_UPLOAD_AUTH_KEY (compared in constant time).
-//         503 when the setting is unset (uploads disabled), 401 without the header, 403 wrong value.
+//   auth: header X-Upload-Auth = a personal upload token (svcup_..., also accepted as Authorization:
+//         Bearer; api/routes/upload-tokens.ts): every row counts for the token's owner whatever its
+//         sender fields say; 401 revoked or expired, 403 unknown or its owner deactivated. Or the shared
+//         settings.SVC_UPLOAD_AUTH_KEY (trusted collectors: rows are attributed by their sender fields),
+//         compared in constant time: 503 unset, 403 wrong or switched off (SVC_UPLOAD_SHARED_KEY=off).
+//         401 without a credential.
 //   /api/upload/usage     {date, tool_name, host_name?, tokens_used?, input_tokens?, output_tokens?,
 //                          cache_tokens?, request_count?, models_used?}: one day's usage of a tool on a
 //                          host; a newer report for the same day, tool and host replaces the older one.
@@ -21,32 +25,72 @@
 //
 // /usage is parsed by the app's JSON body parser and answered here. /messages and /batch read their
 // body as a stream (api/routes/upload-stream.ts, mounted before the JSON parser) and store rows in
-// chunks while the body arrives; they share this module's upload key check and answers (RowList).
-import { createHash, timingSafeEqual } from 'node:crypto';
+// chunks while the body arrives; they share this module's upload credential check, writers and answers (RowList).
 import { type Request, type Response, Router } from 'express';
+import { BadRequestError } from '../../domain/errors.ts';
 import {
-  BadRequestError,
-  ForbiddenError,
-  ServiceUnavailableError,
-  UnauthorizedError,
-} from '../../domain/errors.ts';
-import { judgeRows, type RowError, type RowResult, readUsage } from '../../domain/usage/ingest-rows.ts';
-import { CHUNK_ROWS, type IngestOutcome, ingestService } from '../../services/usage/ingest.ts';
+  judgeRows,
+  type MessageRow,
+  type RowError,
+  type RowResult,
+  readUsage,
+  type UsageRow,
+} from '../../domain/usage/ingest-rows.ts';
+import { type UploadIdentity, UploadTokenRefused, uploadAuthService } from '../../services/upload-tokens.ts';
+import {
+  CHUNK_ROWS,
+  type IngestOutcome,
+  type IngestService,
+  ingestService,
+} from '../../services/usage/ingest.ts';
+import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { ROWS_JUDGED, rowListAnswer, usageRowShape } from './upload-shapes.ts';
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
+/**
+ * The upload credential check (services/upload-tokens.ts): a personal token's owner, or the shared key.
+ * A refused personal token is audited (bounded per token and reason) and answered 401 or 403.
+ */
+export function uploadAuth(deps: AppDeps) {
+  const auth = uploadAuthService(deps);
+  return async (req: Request): Promise<UploadIdentity> => {
+    try {
+      return await auth.identify({
+        uploadAuth: req.get('x-upload-auth'),
+        authorization: req.get('authorization'),
+      });
+    } catch (err) {
+      if (!(err instanceof UploadTokenRefused)) throw err;
+      await writeAudit(deps, req, {
+        action: 'UPLOAD_TOKEN_REFUSED',
+        resourceType: 'upload_token',
+        resourceId: err.token?.id,
+        success: false,
+        severity: 'warning',
+        userId: err.token?.userId ?? null,
+        tenantId: err.token?.tenantId ?? null,
+        username: err.token?.username ?? null,
+        details: { reason: err.reason, path: req.path },
+        rateLimitKey: `${err.token?.id ?? 'unknown'}:${err.reason}`,
+      });
+      throw err.error;
+    }
+  };
+}
 
-/** The upload key check: 503 unset, 401 missing, 403 wrong; constant time in the key's content. */
-export function checkUploadAuth(req: Request, key: string | undefined) {
-  if (!key)
-    throw new ServiceUnavailableError(
-      'Uploads are disabled: the server has no upload key (set SVC_UPLOAD_AUTH_KEY)',
-    );
-  const sent = req.get('x-upload-auth');
-  if (sent === undefined || sent === '') throw new UnauthorizedError('X-Upload-Auth header required');
-  if (!timingSafeEqual(digest(sent), digest(key))) throw new ForbiddenError('Invalid upload key');
+/**
+ * How an upload's rows are stored for its sender: with a personal token every message row is its
+ * owner's (the rows' sender fields are kept as written but attribute nothing) and usage reports land
+ * in the owner's tenant; with the shared key rows are attributed by their sender fields.
+ */
+export function uploadWriters(ingest: IngestService, who: UploadIdentity) {
+  const owner = who.kind === 'personal' ? { userId: who.userId, tenantId: who.tenantId } : undefined;
+  return {
+    messages: (rows: MessageRow[]) =>
+      ingest.ingestMessages(owner ? rows.map((r) => ({ ...r, owner })) : rows),
+    usage: (rows: UsageRow[]) => ingest.ingestUsage(rows, owner && { tenantId: owner.tenantId }),
+  };
 }
 
 /**
@@ -139,10 +183,11 @@ const postUploadUsage = endpoint({
 export function uploadRouter(deps: AppDeps): Router {
   const r = Router();
   const ingest = ingestService(deps);
+  const identify = uploadAuth(deps);
 
   r.post('/api/upload/usage', postUploadUsage, async (req, res) => {
-    checkUploadAuth(req, deps.settings.SVC_UPLOAD_AUTH_KEY);
-    const list = new RowList(readUsage, (rows) => ingest.ingestUsage(rows));
+    const write = uploadWriters(ingest, await identify(req));
+    const list = new RowList(readUsage, write.usage);
     list.add(req.body ?? {});
     await list.flushAll();
     answer(res, [list], list.body());

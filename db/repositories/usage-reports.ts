@@ -11,6 +11,11 @@ export interface ReportingSession {
   machineCurrent: boolean;
   /** The agent has claimed at least one command of the session (its CLI was started there). */
   started: boolean;
+  /** Whom the session's usage is charged to, and where it happened. */
+  userId: number | null;
+  tenantId: number;
+  toolName: string;
+  hostName: string;
 }
 
 export function usageReportsRepository({ db, t }: DatabaseHandle) {
@@ -50,6 +55,10 @@ export function usageReportsRepository({ db, t }: DatabaseHandle) {
           workspaceType: s.workspaceType,
           status: s.status,
           machineId: s.remoteMachineId,
+          userId: s.userId,
+          tenantId: s.tenantId,
+          toolName: s.toolName,
+          hostName: s.hostName,
           sessionKey: s.remoteMachineKey,
           machineRow: m.id,
           machineKey: m.machineKey,
@@ -65,6 +74,10 @@ export function usageReportsRepository({ db, t }: DatabaseHandle) {
         machineId: row.machineId,
         machineCurrent: row.machineRow != null && (row.machineKey ?? null) === (row.sessionKey ?? null),
         started: row.started === true || row.started === 1 || row.started === '1' || row.started === 't',
+        userId: row.userId,
+        tenantId: row.tenantId,
+        toolName: row.toolName,
+        hostName: row.hostName,
       };
     },
   };

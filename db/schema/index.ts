@@ -9,4 +9,5 @@ export * from './orgsync.ts';
 export * from './proxy.ts';
 export * from './remote.ts';
 export * from './terminal-relay.ts';
+export * from './upload-tokens.ts';
 export * from './usage.ts';

@@ -1,5 +1,5 @@
 // The sink of `npm run collect`: posts collected messages to a server's POST /api/upload/batch with the
-// header X-Upload-Auth (README "Uploading usage and messages"). A batch whose JSON passes MAX_BODY_BYTES
+// header X-Upload-Auth: a personal upload token or the shared key (README "Uploading usage and messages"). A batch whose JSON passes MAX_BODY_BYTES
 // is split in two (the server refuses bodies over 50 MB). The server's refusals that a retry cannot fix
 // (401, 403, 503, an unreachable server, any other non-2xx) end the run with an UploadError saying
 // what to do; rows the server rejects one by one (207/400) are counted, not fatal.
@@ -11,10 +11,12 @@ export class UploadError extends Error {}
 
 function refusal(status: number, error: string, server: string): UploadError {
   if (status === 401)
-    return new UploadError(`The server refused the upload: no upload key was sent (401). ${error}`);
+    return new UploadError(
+      `The server refused the upload (401): no upload key was sent, or the upload token is revoked or expired. ${error}`,
+    );
   if (status === 403)
     return new UploadError(
-      `The server refused the upload key (403): check --upload-key or SVC_UPLOAD_AUTH_KEY. ${error}`,
+      `The server refused the upload key (403): check --upload-token or --upload-key. ${error}`,
     );
   if (status === 503)
     return new UploadError(

@@ -14,7 +14,7 @@
 //      other usage. daily_usage, tenant_usage and quota_usage are written with the shared accounting's
 //      statements (db/repositories/quota-usage.ts), the same the model proxy's settles use.
 // Usage reports (/api/upload/usage, a batch's `usage` rows) carry no sender and land in
-// DEFAULT_TENANT_ID. A report states a day's figures for a tool and host: the newest one replaces the
+// DEFAULT_TENANT_ID, or in the uploader's tenant when a personal upload token sent them. A report states a day's figures for a tool and host: the newest one replaces the
 // stored one (usage_uploads) and only the difference is added to daily_usage, usage_summary,
 // tenant_usage and tenants.total_tokens_used, so uploading the same report again changes nothing.
 // A chunk is all or nothing. A failing chunk stops the request (500); the chunks before it stay
@@ -214,11 +214,10 @@ export function ingestService(deps: {
   }
 
   /** Returns how many reports changed a figure (the others repeated the stored report). */
-  async function ingestUsageChunk(sql: RawSql, rows: readonly UsageRow[]): Promise<number> {
+  async function ingestUsageChunk(sql: RawSql, rows: readonly UsageRow[], tenantId: number): Promise<number> {
     const repo = ingestRepository(sql);
     const uploads = usageUploadsRepository(sql);
     const quota = quotaUsageRepository({ ...deps.database, sql });
-    const tenantId = DEFAULT_TENANT_ID;
     const at = deps.now();
     let changed = 0;
     for (const row of rows) {
@@ -270,12 +269,16 @@ export function ingestService(deps: {
   }
 
   return {
-    /** Stores usage reports in chunks of CHUNK_ROWS, one transaction each. */
-    async ingestUsage(rows: readonly UsageRow[]): Promise<IngestOutcome> {
+    /**
+     * Stores usage reports in chunks of CHUNK_ROWS, one transaction each, in `owner.tenantId` (an upload
+     * with a personal token: its owner's tenant), else DEFAULT_TENANT_ID.
+     */
+    async ingestUsage(rows: readonly UsageRow[], owner?: { tenantId: number }): Promise<IngestOutcome> {
+      const tenantId = owner?.tenantId ?? DEFAULT_TENANT_ID;
       let inserted = 0;
       for (let i = 0; i < rows.length; i += CHUNK_ROWS) {
         const chunk = rows.slice(i, i + CHUNK_ROWS);
-        inserted += await deps.database.transaction(({ sql }) => ingestUsageChunk(sql, chunk));
+        inserted += await deps.database.transaction(({ sql }) => ingestUsageChunk(sql, chunk, tenantId));
       }
       return { inserted, duplicates: rows.length - inserted };
     },

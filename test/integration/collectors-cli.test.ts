@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { uploadTokensRepository } from '../../db/repositories/upload-tokens.ts';
+import { hashUploadToken, newUploadToken, uploadTokenHint } from '../../domain/upload-tokens.ts';
 import {
   claudeAssistant,
   claudeFile,
@@ -60,11 +62,11 @@ function collect(
   });
 }
 
-const common = () => [
+const common = (over: { state?: string; host?: string } = {}) => [
   '--server',
   app.url,
   '--state',
-  statePath,
+  over.state ?? statePath,
   '--claude-dir',
   claudeDir,
   '--codex-dir',
@@ -72,7 +74,7 @@ const common = () => [
   '--sender',
   SENDER,
   '--host',
-  'ws-7',
+  over.host ?? 'ws-7',
   '--settle-seconds',
   '0',
 ];
@@ -237,7 +239,10 @@ test('a wrong key, a server without uploads or no server: non-zero exit with the
 
   const noKey = await collect(common());
   assert.equal(noKey.code, 1);
-  assert.match(noKey.stderr, /an upload key is required: --upload-key KEY or SVC_UPLOAD_AUTH_KEY/);
+  assert.match(
+    noKey.stderr,
+    /an upload token or key is required: --upload-token TOKEN \(SVC_UPLOAD_TOKEN\) or --upload-key KEY/,
+  );
   const badSince = await collect([...common(), '--upload-key', 'k', '--since', '2026-13-01']);
   assert.equal(badSince.code, 1);
   assert.match(badSince.stderr, /--since must be a date YYYY-MM-DD/);
@@ -252,4 +257,33 @@ test('--dry-run reads and counts but sends and remembers nothing', async () => {
     /^codex: files 1 \(read 1\), messages 2, stored 0, duplicates 0, errors 0 \(dry run: nothing uploaded\)$/m,
   );
   assert.ok(!existsSync(state));
+});
+
+test('with a personal upload token (SVC_UPLOAD_TOKEN) the rows count for its owner, not for --sender', async () => {
+  const [o] = await q<{ id: number }>(
+    `INSERT INTO users (username, password_hash) VALUES ('token-owner', 'x') RETURNING id`,
+  );
+  const owner = Number(o!.id);
+  const token = newUploadToken();
+  await uploadTokensRepository(app.database).create({
+    userId: owner,
+    tenantId: null,
+    name: 'workstation',
+    tokenHash: hashUploadToken(token),
+    prefix: uploadTokenHint(token),
+    createdAt: new Date(),
+    expiresAt: null,
+  });
+  const run = await collect(common({ state: path.join(root, 'token.json'), host: 'ws-token' }), {
+    SVC_UPLOAD_TOKEN: token,
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const users = await q<{ user_id: number }>(
+    'SELECT DISTINCT user_id FROM daily_messages WHERE host_name = ?',
+    ['ws-token'],
+  );
+  assert.deepEqual(
+    users.map((u) => Number(u.user_id)),
+    [owner],
+  );
 });

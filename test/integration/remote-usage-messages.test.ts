@@ -403,8 +403,8 @@ const tenantTotal = async (id: number) =>
 const usageReport = (body: Record<string, unknown>) =>
   fetch(`${app.url}/api/remote/usage-report`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...machine.headers },
+    body: JSON.stringify({ session_id: sessionId, ...body }),
   }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
 
 test('total_tokens_used: agent usage reports add once when counted, never when via the proxy', async () => {

@@ -71,7 +71,7 @@ export interface FakeMachine {
   headers: Record<string, string>;
 }
 
-export function registerBody(token: string, machineId = randomUUID()) {
+export function registerBody(token: string, machineId: string = randomUUID()) {
   return {
     registration_token: token,
     machine_id: machineId,

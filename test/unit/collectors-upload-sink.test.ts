@@ -55,8 +55,8 @@ test('200 and 207 answers become stored, duplicates and rejected counts; 400 ref
 
 test('401, 403, 503 and other errors end the run with the reason', async () => {
   const cases: Array<[number, RegExp]> = [
-    [401, /no upload key was sent \(401\)/],
-    [403, /refused the upload key \(403\): check --upload-key or SVC_UPLOAD_AUTH_KEY/],
+    [401, /refused the upload \(401\): no upload key was sent/],
+    [403, /refused the upload key \(403\): check --upload-token or --upload-key/],
     [503, /does not accept uploads \(503\): uploads off/],
     [500, /Upload to http:\/\/svc\.test\/ failed with HTTP 500: uploads off/],
   ];

@@ -29,6 +29,7 @@ export const routes: AppRoute[] = [
   { path: '/', title: 'Dashboard', nav: 'dashboard', load: () => import('./pages/dashboard/index.tsx') },
   { path: '/messages', title: 'Messages', nav: 'messages', load: () => import('./pages/messages/index.tsx') },
   { path: '/api-docs', title: 'API reference', load: () => import('./pages/api-docs/index.tsx') },
+  { path: '/upload-tokens', title: 'Upload tokens', load: () => import('./pages/upload-tokens/index.tsx') },
   {
     path: '/messages/conversations',
     title: 'Conversations',

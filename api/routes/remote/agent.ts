@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { registrationTokensRepository } from '../../../db/repositories/registration-tokens.ts';
-import { type RemoteMachineRow, remoteMachinesRepository } from '../../../db/repositories/remote-machines.ts';
+import { remoteMachinesRepository } from '../../../db/repositories/remote-machines.ts';
 import { remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
 import { isUniqueViolation } from '../../../db/unique-violation.ts';
 import {
@@ -30,6 +30,7 @@ import {
   renderInstallScript,
 } from '../../remote-agent-files.ts';
 import { remoteSessionControl } from '../../remote-session-control.ts';
+import { authenticateAgent } from './agent-auth.ts';
 import { agentEventSink } from './agent-events.ts';
 import { publicUrl } from './public-url.ts';
 
@@ -258,23 +259,11 @@ export function agentRouter(deps: AppDeps): Router {
     );
   });
 
-  /** The calling machine, or 401: unknown machine id, or a token that does not match (constant time). */
-  async function authenticateAgent(req: Request): Promise<RemoteMachineRow> {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    const machineId = req.get('x-machine-id');
-    if (!m || !machineId) throw new UnauthorizedError('Agent token and X-Machine-Id are required');
-    const machine = await machines.find(machineId);
-    // Compare against a dummy hash when the machine is unknown so both paths cost the same.
-    if (!remoteSecretMatches(m[1]!, machine?.agentTokenHash ?? '0'.repeat(64)) || !machine)
-      throw new UnauthorizedError('Agent token rejected (machine unknown or unregistered)');
-    return machine;
-  }
-
   r.post('/api/remote/agent/message', postRemoteAgentMessage, async (req, res) => {
     // Watched from the start: a poll can go away while its events are still being stored.
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const machine = await authenticateAgent(req);
+    const machine = await authenticateAgent(machines, req);
     const body = postRemoteAgentMessage.body(req);
     const heartbeat = { agentVersion: body.heartbeat?.agent_version, ipAddress: req.ip };
     // Written at most once a second (domain/remote-heartbeat.ts): not a commit in front of every poll.

@@ -5,15 +5,15 @@
 // Authenticated with the agent token like every agent call; a terminal answers only the machine (and
 // machine generation) its session is bound to. 404 tells the agent the terminal is gone: it closes
 // its pseudo-terminal. Bytes travel base64-encoded and are never stored or logged.
-import { type Request, Router } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { remoteMachinesRepository } from '../../../db/repositories/remote-machines.ts';
 import { remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
-import { NotFoundError, UnauthorizedError } from '../../../domain/errors.ts';
-import { remoteSecretMatches } from '../../../domain/remote-tokens.ts';
+import { NotFoundError } from '../../../domain/errors.ts';
 import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { terminalRelayHub } from '../../terminal-relay-hub.ts';
+import { authenticateAgent } from './agent-auth.ts';
 
 export const TERMINAL_MAX_WAIT_MS = 25_000;
 const TERMINAL_NOT_FOUND = 'Terminal not found';
@@ -46,20 +46,10 @@ export function terminalAgentRouter(deps: AppDeps): Router {
   /** terminal id -> machine key its session is bound to (checked once per terminal). */
   const verified = new Map<string, string | null>();
 
-  async function authenticateAgent(req: Request) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    const machineId = req.get('x-machine-id');
-    if (!m || !machineId) throw new UnauthorizedError('Agent token and X-Machine-Id are required');
-    const machine = await machines.find(machineId);
-    if (!remoteSecretMatches(m[1]!, machine?.agentTokenHash ?? '0'.repeat(64)) || !machine)
-      throw new UnauthorizedError('Agent token rejected (machine unknown or unregistered)');
-    return machine;
-  }
-
   r.post('/api/remote/agent/terminals/:terminalId', postRemoteAgentTerminals, async (req, res) => {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    const machine = await authenticateAgent(req);
+    const machine = await authenticateAgent(machines, req);
     const body = postRemoteAgentTerminals.body(req);
     const terminal = hub.find(String(req.params.terminalId));
     if (!terminal || terminal.machineId !== machine.machineId) throw new NotFoundError(TERMINAL_NOT_FOUND);
