@@ -75,6 +75,7 @@ import {
   doneUpdate,
   extendPlanningTimeoutUpdate,
   pauseUpdate,
+  quotaExceededSignal,
   quotaRestoredSignal,
   resumeUpdate,
   resumeWithFeedbackUpdate,
@@ -425,6 +426,13 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     verificationOverrideUpdate,
     control(() => ({ type: 'verification_override' })),
   );
+  // Refused by its own state when not running (paused, waiting, finished): then nothing happens.
+  setHandler(quotaExceededSignal, async () => {
+    await condition(() => loaded);
+    await exclusive(async () => {
+      if (isRunning(state.status)) await apply({ type: 'app_quota_exceeded' });
+    });
+  });
   setHandler(quotaRestoredSignal, () => {
     quotaRestored = true;
   });
