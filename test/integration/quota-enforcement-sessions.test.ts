@@ -4,27 +4,16 @@
 // (POST /api/sessions), which then take no message, and signals their running autonomous workflows
 // to pause by quota; a user within quota keeps both, and a second tick finds nothing more to end.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { after, before, test } from 'node:test';
-import { stateOf, workflowsRepository } from '../../db/repositories/autonomous/workflows.ts';
-import { buildDefinitionSnapshot } from '../../domain/autonomous/create-input.ts';
-import { type Trigger, transition } from '../../domain/autonomous/transitions.ts';
+import { test } from 'node:test';
+import type { Trigger } from '../../domain/autonomous/transitions.ts';
 import { quotaEnforcement } from '../../services/quota-enforcement.ts';
 import { buildCast, type Cast } from '../support/actors.ts';
+import { workflowRowIn } from '../support/autonomous-rows.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { setUserQuota, uploadRequests } from '../support/quota.ts';
 import { api, type Session } from '../support/session.ts';
 
 let app: TestApp;
-let cast: Cast;
-
-before(async () => {
-  app = await startTestApp();
-  cast = await buildCast(app);
-});
-after(async () => {
-  await app?.close();
-});
 
 async function openSession(who: Session): Promise<string> {
   const r = await api(app.url, 'POST', '/api/sessions', { auth: who, body: { tool_name: 'cli_quota' } });
@@ -35,41 +24,13 @@ async function openSession(who: Session): Promise<string> {
 const statusOf = async (who: Session, id: string) =>
   (await api(app.url, 'GET', `/api/sessions/${id}`, { auth: who })).body.session.status;
 
-/** An autonomous workflow row of `userId`, moved through `triggers` (no Temporal workflow behind it). */
-async function workflowOf(userId: number, tenantId: number, triggers: Trigger[]): Promise<string> {
-  const repo = workflowsRepository(app.database);
-  const row = await repo.create(
-    {
-      workflowId: `wf-${randomUUID()}`,
-      tenantId,
-      userId,
-      title: 'Add a flag',
-      projectId: null,
-      projectPath: '/srv/projects/demo',
-      cliTool: 'cli_beta',
-      model: null,
-      branchStrategy: 'worktree',
-      definitionSnapshot: buildDefinitionSnapshot({
-        requirement: { kind: 'text', text: 'Add a flag' },
-        project: { id: 1, path: '/srv/projects/demo' },
-        cliTool: 'cli_beta',
-        branchStrategy: 'worktree',
-        createdAt: new Date(),
-      }),
-    },
-    new Date(),
-  );
-  let state = stateOf(row);
-  for (const trigger of triggers) {
-    const t = transition(state, trigger);
-    assert.ok(t.ok, `${trigger.type} from ${state.status}`);
-    assert.ok(await repo.updateStatus(row.workflowId, state.status, t.next));
-    state = t.next;
-  }
-  return row.workflowId;
-}
+const workflowOf = (userId: number, tenantId: number, triggers: Trigger[]) =>
+  workflowRowIn(app.database, userId, tenantId, triggers);
 
-test('a user over quota: workspace sessions terminated, autonomous workflows paused by quota', async () => {
+test('a user over quota: workspace sessions terminated, autonomous workflows paused by quota', async (t) => {
+  app = await startTestApp();
+  t.after(() => app.close());
+  const cast: Cast = await buildCast(app);
   const over = cast.actors.user.session!;
   const within = cast.actors.manager.session!;
   const overSession = await openSession(over);
