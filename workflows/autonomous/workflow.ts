@@ -451,8 +451,13 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     ...extra,
   });
   const stepKey = (step: string) => `${state.phase}:${visit}:${step}`;
-  /** A manual pause holds the phase here between steps (a running CLI is frozen by the runner). */
-  const checkpoint = () => condition(() => state.status !== 'paused');
+  /**
+   * A manual pause holds the phase here between steps (a running CLI is frozen by the runner). A pause
+   * by quota (the quota enforcement signal, which stops the running step) does not: the main loop waits
+   * for quotaRestored in its `held` branch. Before that signal existed, a quota pause was applied only
+   * after the phase ended, never while a checkpoint waited, so replayed histories do not change.
+   */
+  const checkpoint = () => condition(() => state.status !== 'paused' || state.pausedBy === 'quota');
 
   let runner: Runner | undefined;
   const cliRunner = () => {
