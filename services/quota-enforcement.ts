@@ -12,11 +12,16 @@
 //   3. stops the live remote sessions of every user over quota, and of every tenant over quota, through
 //      their session workflows (services/remote-session-teardown.ts, reason `quota_exceeded`; one audit
 //      record per stopped session);
-//   4. calls pauseAutonomousWorkflowsOverQuota for the users over quota.
-// A second tick with the same figures raises no alert and finds no live session to stop.
+//   4. terminates their live workspace sessions (POST /api/sessions; status `terminated`);
+//   5. pauses their running autonomous workflows by quota (the `app_quota_exceeded` transition, as a
+//      refused model call does; auto-resumed when quota returns, workflows/autonomous/quota-resume.ts).
+// Every kind of session a user holds is ended (spec rule 6). A second tick with the same figures raises
+// no alert and finds no live session to stop.
 import type { ConnectionOptions } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../db/client.ts';
+import { slotsRepository } from '../db/repositories/autonomous/slots.ts';
+import { workspaceSessionsRepository } from '../db/repositories/workspace/sessions.ts';
 import { isOverQuota } from '../domain/quota-alerts.ts';
 import { toggleIntervalSchedule } from './maintenance-schedules.ts';
 import { quotaServiceFor } from './quota.ts';
@@ -37,17 +42,15 @@ export interface QuotaEnforcementSummary {
   usersOverQuota: number[];
   tenantsOverQuota: number[];
   sessionsStopped: string[];
+  /** Workspace sessions terminated (step 4). */
+  workspaceSessionsTerminated: string[];
+  /** Autonomous workflows signalled to pause by quota (step 5). */
+  autonomousPaused: string[];
 }
 
-/**
- * Pauses the autonomous workflows of users over quota (spec: "application quota exceeded -> paused,
- * auto-resumed by the scheduler when quota is restored").
- * TODO(issue 13): autonomous workflows do not exist yet; signal each running workflow of these users to
- * pause here once they do. Until then this is a documented no-op.
- */
-export async function pauseAutonomousWorkflowsOverQuota(userIds: readonly number[]): Promise<number> {
-  void userIds;
-  return 0;
+/** The workflow side of step 5: signals one autonomous workflow to pause by quota. */
+export interface AutonomousPauser {
+  pauseForQuota(workflowId: string): Promise<unknown>;
 }
 
 export function quotaEnforcement(deps: {
@@ -56,11 +59,14 @@ export function quotaEnforcement(deps: {
   now: () => Date;
   logger: Pick<Logger, 'warn'>;
   stopper: SessionStopper;
+  pauser: AutonomousPauser;
   audit: (entry: TeardownAuditEntry) => Promise<void>;
 }) {
   const quota = quotaServiceFor({ database: deps.database, now: deps.now });
   const alerts = quotaAlertsService(deps);
   const teardown = remoteSessionTeardown(deps);
+  const workspace = workspaceSessionsRepository(deps.database);
+  const slots = slotsRepository(deps.database);
 
   return {
     async enforceOnce(): Promise<QuotaEnforcementSummary> {
@@ -73,13 +79,33 @@ export function quotaEnforcement(deps: {
         stopped.push(...(await teardown.stopMatching({ userId }, 'quota_exceeded')));
       for (const tenantId of tenants)
         stopped.push(...(await teardown.stopMatching({ tenantId }, 'quota_exceeded')));
-      await pauseAutonomousWorkflowsOverQuota(users);
+      const terminated: string[] = [];
+      for (const owner of [
+        ...users.map((userId) => ({ userId })),
+        ...tenants.map((tenantId) => ({ tenantId })),
+      ])
+        terminated.push(...(await workspace.terminateLive(owner, deps.now())));
+      const paused: string[] = [];
+      for (const workflowId of await slots.runningOf(users, tenants)) {
+        try {
+          await deps.pauser.pauseForQuota(workflowId);
+          paused.push(workflowId);
+        } catch (err) {
+          // The workflow is gone or Temporal unreachable: the next tick tries again.
+          deps.logger.warn(
+            { err, workflow_id: workflowId },
+            'could not pause an autonomous workflow by quota',
+          );
+        }
+      }
       return {
         day: status.day,
         alertsRaised: raised.length,
         usersOverQuota: users,
         tenantsOverQuota: tenants,
         sessionsStopped: stopped.map((s) => s.sessionId),
+        workspaceSessionsTerminated: terminated,
+        autonomousPaused: paused,
       };
     },
   };

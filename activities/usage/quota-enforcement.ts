@@ -2,12 +2,18 @@
 // is services/quota-enforcement.ts enforceOnce, idempotent, so a retried activity changes nothing new.
 // Sessions are stopped through their own workflows with the worker's Temporal client (the activity
 // context's), with the same updates the API's stop uses; a session whose workflow cannot be reached is
-// ended in the database by the teardown service. Each stop is audited as a system action.
+// ended in the database by the teardown service. Each stop is audited as a system action. Running
+// autonomous workflows of those users are paused by quota through their own signal.
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { auditRepository } from '../../db/repositories/audit.ts';
-import { type QuotaEnforcementSummary, quotaEnforcement } from '../../services/quota-enforcement.ts';
+import {
+  type AutonomousPauser,
+  type QuotaEnforcementSummary,
+  quotaEnforcement,
+} from '../../services/quota-enforcement.ts';
 import type { SessionStopper } from '../../services/remote-session-teardown.ts';
+import { quotaExceededSignal, temporalWorkflowId } from '../../workflows/autonomous/contract.ts';
 import {
   remoteSessionWorkflowId,
   sessionBoundUpdate,
@@ -27,6 +33,12 @@ const workflowStopper = (): SessionStopper => ({
   },
 });
 
+/** Pause by quota through the autonomous workflow's own signal (it applies the transition itself). */
+const workflowPauser = (): AutonomousPauser => ({
+  pauseForQuota: (workflowId) =>
+    Context.current().client.workflow.getHandle(temporalWorkflowId(workflowId)).signal(quotaExceededSignal),
+});
+
 /** The activity's logger, in the shape the teardown service logs with (pino's object-first call). */
 const activityLogger = (): Pick<Logger, 'warn'> => ({
   warn: ((obj: unknown, msg?: string) =>
@@ -43,6 +55,7 @@ export function createQuotaEnforcementActivities(deps: ActivityDeps) {
         ...deps,
         logger: activityLogger(),
         stopper: workflowStopper(),
+        pauser: workflowPauser(),
         audit: (e) =>
           audit.insert({
             userId: null,

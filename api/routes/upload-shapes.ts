@@ -40,7 +40,11 @@ export const messageRowShape = z.looseObject({
     .meta({ description: "Default: the envelope's, else the timestamp's UTC day" }),
   tool_name: text(100).meta({ description: "Default: the envelope's" }),
   host_name: text(255),
-  timestamp: z.string().nullable().optional().meta({ description: 'ISO 8601 with a zone' }),
+  timestamp: z
+    .string()
+    .nullable()
+    .optional()
+    .meta({ description: 'ISO 8601 (a time without a zone is UTC)' }),
   content: text(),
   full_entry: z
     .union([z.string(), z.looseObject({})])

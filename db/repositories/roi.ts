@@ -1,7 +1,8 @@
 // The SQL of the ROI and optimization endpoints (spec document 2, "Return on investment"): per-model
 // message cells from daily_messages (tokens and assistant responses = requests, rule 3, by day, tool,
 // model and user) and daily_usage rows (tokens of every source including proxied calls, cache tokens,
-// request_count, models_used) that the domain (domain/roi/figures.ts) prices and compares. Each read
+// models_used; never request_count: requests are assistant messages, rule 3) that the domain
+// (domain/roi/figures.ts) prices and compares. Each read
 // applies the caller's read scope through the one helper (db/tenant-scope-sql.ts) on the table's own
 // tenant column; a scope that sees nothing answers empty without a query. PostgreSQL sums of bigint
 // come back as numeric strings: every figure goes through Number().
@@ -10,6 +11,7 @@ import type { QuotaSubject } from '../../domain/roi/idle-quota.ts';
 import type { ReadScope } from '../../domain/tenant-scope.ts';
 import type { DatabaseHandle, RawSql } from '../client.ts';
 import { rawScopeCondition } from '../tenant-scope-sql.ts';
+import { REQUESTS_OF } from './usage/read-requests.ts';
 
 export interface RoiFilter {
   start: string;
@@ -51,7 +53,7 @@ export function roiRepository(db: RawSql) {
       const rows = await db.query<Record<string, unknown>>(
         `SELECT m.date, m.tool_name, m.model, m.user_id, us.username, SUM(m.tokens_used) AS tokens,
                 SUM(m.input_tokens) AS input_tokens, SUM(m.output_tokens) AS output_tokens,
-                SUM(CASE WHEN m.role = 'assistant' THEN 1 ELSE 0 END) AS requests
+                ${REQUESTS_OF('m')} AS requests
          FROM daily_messages m LEFT JOIN users us ON us.id = m.user_id ${w.sql}
          GROUP BY m.date, m.tool_name, m.model, m.user_id, us.username
          ORDER BY m.date, m.tool_name, m.model, m.user_id`,
@@ -76,7 +78,7 @@ export function roiRepository(db: RawSql) {
       if (!w) return [];
       const rows = await db.query<Record<string, unknown>>(
         `SELECT u.date, u.tool_name, u.tokens_used, u.input_tokens, u.output_tokens, u.cache_tokens,
-                u.request_count, u.models_used
+                u.models_used
          FROM daily_usage u ${w.sql}
          ORDER BY u.date, u.tool_name`,
         w.params,
@@ -88,7 +90,6 @@ export function roiRepository(db: RawSql) {
         inputTokens: n(r.input_tokens),
         outputTokens: n(r.output_tokens),
         cacheTokens: n(r.cache_tokens),
-        requests: n(r.request_count),
         modelsUsed: r.models_used == null ? null : String(r.models_used),
       }));
     },

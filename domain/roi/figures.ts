@@ -6,7 +6,8 @@
 // (prices.ts). Usage that reached daily_usage without messages (proxied model calls, self-reported
 // remote usage) is the "unattributed" remainder per day and tool: daily_usage minus the messages of
 // that day and tool, never negative, priced at the single model daily_usage.models_used names, else at
-// the default price. Requests are assistant responses (rule 3) plus the remainder's request_count.
+// the default price. Requests are assistant responses (rule 3) only: the remainder has tokens, never
+// requests (domain/usage/counting.ts; daily_usage's request_count is not read).
 //
 // Value: hours_saved = requests x avg_time_saved_per_request / 60;
 //        labor_value = hours_saved x hourly_labor_cost x productivity_multiplier;
@@ -35,7 +36,6 @@ export interface UsageRow {
   inputTokens: number;
   outputTokens: number;
   cacheTokens: number;
-  requests: number;
   modelsUsed: string | null;
 }
 export interface PricedCell extends ModelCell {
@@ -73,14 +73,13 @@ export function priceCells(cells: readonly ModelCell[], usage: readonly UsageRow
   });
   if (!usage) return out;
   const key = (date: string, tool: string) => `${date}\u0000${tool}`;
-  const seen = new Map<string, { tokens: number; input: number; output: number; requests: number }>();
+  const seen = new Map<string, { tokens: number; input: number; output: number }>();
   for (const c of cells) {
     const k = key(c.date, c.toolName);
-    const s = seen.get(k) ?? { tokens: 0, input: 0, output: 0, requests: 0 };
+    const s = seen.get(k) ?? { tokens: 0, input: 0, output: 0 };
     s.tokens += c.tokens;
     s.input += c.inputTokens;
     s.output += c.outputTokens;
-    s.requests += c.requests;
     seen.set(k, s);
   }
   const used = new Map<string, UsageRow & { models: Set<string> }>();
@@ -92,20 +91,18 @@ export function priceCells(cells: readonly ModelCell[], usage: readonly UsageRow
       acc.tokens += u.tokens;
       acc.inputTokens += u.inputTokens;
       acc.outputTokens += u.outputTokens;
-      acc.requests += u.requests;
       for (const m of modelsOf(u.modelsUsed)) acc.models.add(m);
     }
   }
   for (const [k, u] of used) {
-    const s = seen.get(k) ?? { tokens: 0, input: 0, output: 0, requests: 0 };
+    const s = seen.get(k) ?? { tokens: 0, input: 0, output: 0 };
     const rest = {
       tokens: Math.max(0, u.tokens - s.tokens),
       inputTokens: Math.max(0, u.inputTokens - s.input),
       outputTokens: Math.max(0, u.outputTokens - s.output),
-      requests: Math.max(0, u.requests - s.requests),
+      requests: 0,
     };
-    if (rest.tokens === 0 && rest.inputTokens === 0 && rest.outputTokens === 0 && rest.requests === 0)
-      continue;
+    if (rest.tokens === 0 && rest.inputTokens === 0 && rest.outputTokens === 0) continue;
     const model = u.models.size === 1 ? [...u.models][0]! : null;
     const p = priceFor(pricing, model);
     out.push({

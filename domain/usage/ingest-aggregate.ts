@@ -3,6 +3,7 @@
 // counted exactly once however often it is uploaded. Each map holds one delta per key of its table,
 // and each delta becomes one UPSERT. Request counting follows spec rule 3: one request is one
 // assistant message.
+import { isRequest } from './counting.ts';
 import type { MessageRow } from './ingest-rows.ts';
 
 /** A stored message with the user and tenant it was attributed to. */
@@ -84,7 +85,7 @@ function add(t: Totals, m: AttributedMessage) {
   t.inputTokens += m.inputTokens;
   t.outputTokens += m.outputTokens;
   t.messages += 1;
-  if (m.role === 'assistant') t.requests += 1;
+  if (isRequest(m.role)) t.requests += 1;
 }
 
 function bucket<T extends Totals>(map: Map<string, T>, key: string, make: () => Omit<T, keyof Totals>): T {

@@ -4,8 +4,9 @@
 // hides the good ones. A rejected row carries its index in the request and the field at fault.
 //
 // Field names are the data model's. Counts are non-negative integers (numbers, or strings of digits
-// as the spec allows for uploads); dates are calendar dates `YYYY-MM-DD`, timestamps ISO 8601 with a
-// zone (`Z` or `+hh:mm`). No regular expression here can backtrack: each is a fixed-shape anchor.
+// as the spec allows for uploads); dates are calendar dates `YYYY-MM-DD`, timestamps any ISO 8601
+// date and time (see parseTimestamp: local time is read as UTC). No regular expression here can
+// backtrack: each is a fixed-shape anchor.
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system'] as const;
 export type MessageRole = (typeof MESSAGE_ROLES)[number];
@@ -53,8 +54,14 @@ export interface MessageDefaults {
 
 const DATE_SHAPE = /^\d{4}-\d{2}-\d{2}$/;
 const DIGITS = /^\d{1,16}$/;
-// Date and time, optional fraction, then Z or an offset. Fixed widths: linear.
-const TIMESTAMP_SHAPE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+// ISO 8601 date and time, extended (`2026-03-01T10:15:30.123456+01:00`) or basic
+// (`20260301T101530Z`) format; `T`, `t` or the RFC 3339 space between date and time; seconds and a
+// fraction (`.` or `,`, any number of digits, kept to the millisecond) optional; then `Z`, an offset
+// (`+hh:mm`, `+hhmm`, `+hh`) or nothing. Fixed widths: linear.
+const EXTENDED_TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
+const BASIC_TIMESTAMP =
+  /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,](\d{1,9}))?)?(Z|z|[+-]\d{2}(?:\d{2})?)?$/;
 
 /** A real calendar date in `YYYY-MM-DD`. */
 export function isCalendarDate(value: unknown): value is string {
@@ -63,10 +70,35 @@ export function isCalendarDate(value: unknown): value is string {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === value;
 }
 
-/** An ISO 8601 timestamp with a zone, as a Date; undefined when it is not one. */
+/**
+ * An ISO 8601 timestamp as a Date; undefined when it is not one. A time without a zone (what Python's
+ * `datetime.isoformat()` writes for a naive datetime) is local time of an unknown place: it is read as
+ * UTC, the one rule for every upload (README, "Reading usage"). `24:00:00` is the end of its day; a
+ * leap second (`:60`) counts as the last millisecond of its minute.
+ */
 export function parseTimestamp(value: unknown): Date | undefined {
-  if (typeof value !== 'string' || value.length > 40 || !TIMESTAMP_SHAPE.test(value)) return undefined;
-  const d = new Date(value);
+  if (typeof value !== 'string' || value.length > 40) return undefined;
+  const m = EXTENDED_TIMESTAMP.exec(value) ?? BASIC_TIMESTAMP.exec(value);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as number[];
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  const millis = m[7] === undefined ? 0 : Math.floor(Number(`0.${m[7]}`) * 1000);
+  if (!isCalendarDate(`${m[1]}-${m[2]}-${m[3]}`)) return undefined;
+  const endOfDay = hour === 24 && minute === 0 && second === 0 && millis === 0;
+  if ((hour! > 23 && !endOfDay) || minute! > 59 || second > 60) return undefined;
+  let offsetMinutes = 0;
+  const zone = m[8];
+  if (zone !== undefined && zone !== 'Z' && zone !== 'z') {
+    const digits = zone.slice(1).replace(':', '');
+    const oh = Number(digits.slice(0, 2));
+    const om = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+    if (oh > 23 || om > 59) return undefined;
+    offsetMinutes = (zone[0] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const utc =
+    Date.UTC(year!, month! - 1, day!, hour!, minute!, Math.min(second, 59), second === 60 ? 999 : millis) -
+    offsetMinutes * 60_000;
+  const d = new Date(utc);
   return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
@@ -148,7 +180,7 @@ export function readMessage(value: unknown, defaults: MessageDefaults = {}): Row
     let timestamp: Date | null = null;
     if (m.timestamp !== undefined && m.timestamp !== null && m.timestamp !== '') {
       const t = parseTimestamp(m.timestamp);
-      if (t === undefined) throw new FieldError('timestamp', 'must be an ISO 8601 timestamp with a zone');
+      if (t === undefined) throw new FieldError('timestamp', 'must be an ISO 8601 timestamp');
       timestamp = t;
     }
     const date = optionalDate(m, 'date') ?? defaults.date ?? timestamp?.toISOString().slice(0, 10);

@@ -17,6 +17,10 @@
 // DEFAULT_TENANT_ID, or in the uploader's tenant when a personal upload token sent them. A report states a day's figures for a tool and host: the newest one replaces the
 // stored one (usage_uploads) and only the difference is added to daily_usage, usage_summary,
 // tenant_usage and tenants.total_tokens_used, so uploading the same report again changes nothing.
+// A report never adds requests (rule 3), and counts only while its day, tool and host has no message
+// (domain/usage/counting.ts): a report for a day with messages is stored and adds nothing, and the
+// first message of a day whose report counted takes the report's figures back out. Both uploads take
+// the day's lock (usage-uploads.ts lockDays) before deciding, so concurrent uploads agree.
 // A chunk is all or nothing. A failing chunk stops the request (500); the chunks before it stay
 // committed, and uploading the same rows again is safe (they are skipped as duplicates).
 //
@@ -30,12 +34,14 @@
 import type { DatabaseHandle, RawSql } from '../../db/client.ts';
 import { quotaUsageRepository } from '../../db/repositories/quota-usage.ts';
 import { ingestRepository, type SenderOwner } from '../../db/repositories/usage/ingest.ts';
-import { usageUploadsRepository } from '../../db/repositories/usage/usage-uploads.ts';
+import { type StoredReport, usageUploadsRepository } from '../../db/repositories/usage/usage-uploads.ts';
 import { DEFAULT_TENANT_ID } from '../../domain/tenants.ts';
+import { countedReport, type UsageDay, usageDayKey, usageDaysOf } from '../../domain/usage/counting.ts';
 import {
   type AttributedMessage,
   aggregateMessages,
   isNoChange,
+  type UsageFigures,
   usageDifference,
 } from '../../domain/usage/ingest-aggregate.ts';
 import { type MessageRow, messageKey, modelsOf, type UsageRow } from '../../domain/usage/ingest-rows.ts';
@@ -143,6 +149,15 @@ export function ingestService(deps: {
       if (!byKey.has(key)) byKey.set(key, a);
       return a;
     });
+    // The days of the chunk are locked before the insert; a day's reports, if any, were counted unless
+    // the day already had messages (domain/usage/counting.ts).
+    const uploads = usageUploadsRepository(sql);
+    const days = usageDaysOf(rows);
+    await uploads.lockDays(days);
+    const reports = await uploads.reportsOn(days);
+    const hadMessages = reports.length
+      ? await repo.daysWithMessages(usageDaysOf(reports))
+      : new Set<string>();
     const keys = await repo.insertMessages(attributed);
     const inserted = keys.map(([date, toolName, messageId, hostName]) => {
       const m = byKey.get(messageKey({ date, toolName, messageId, hostName }));
@@ -155,6 +170,9 @@ export function ingestService(deps: {
 
     const agg = aggregateMessages(inserted);
     const at = deps.now();
+    const newDays = new Set(inserted.map(usageDayKey));
+    for (const r of reports)
+      if (newDays.has(usageDayKey(r)) && !hadMessages.has(usageDayKey(r))) await retireReport(sql, r);
     await repo.addDailyStats(agg.dailyStats);
     await repo.addHourlyStats(agg.hourlyStats);
     if (settled) {
@@ -213,56 +231,82 @@ export function ingestService(deps: {
     return inserted.length;
   }
 
-  /** Returns how many reports changed a figure (the others repeated the stored report). */
-  async function ingestUsageChunk(sql: RawSql, rows: readonly UsageRow[], tenantId: number): Promise<number> {
+  /**
+   * Adds what a report counts (`d`, possibly negative) to daily_usage, usage_summary, tenant_usage and
+   * tenants.total_tokens_used; never requests (rule 3).
+   */
+  async function addReportFigures(
+    sql: RawSql,
+    tenantId: number,
+    day: UsageDay,
+    d: UsageFigures,
+    models: string[],
+  ): Promise<void> {
     const repo = ingestRepository(sql);
-    const uploads = usageUploadsRepository(sql);
     const quota = quotaUsageRepository({ ...deps.database, sql });
-    const at = deps.now();
-    let changed = 0;
-    for (const row of rows) {
-      const { created, before, modelsBefore } = await uploads.replace(tenantId, row, at);
-      const d = usageDifference(before, row);
-      const had = modelsOf(modelsBefore);
-      const newModels = modelsOf(row.modelsUsed).filter((m) => !had.includes(m));
-      // A first report always writes its daily_usage row (zeros included); a repeat changes nothing.
-      if (!created && isNoChange(d) && newModels.length === 0) continue;
-      changed += 1;
-      await quota.addDailyUsage(
-        {
-          tenantId,
-          date: row.date,
-          toolName: row.toolName,
-          hostName: row.hostName,
-          tokens: d.tokensUsed,
-          inputTokens: d.inputTokens,
-          outputTokens: d.outputTokens,
-          cacheTokens: d.cacheTokens,
-          estimatedTokens: 0,
-          requests: d.requestCount,
-          models: modelsOf(row.modelsUsed),
-        },
-        sql,
-      );
-      await repo.addUsageSummary({
-        toolName: row.toolName,
-        hostName: row.hostName,
-        firstDate: row.date,
-        lastDate: row.date,
+    await quota.addDailyUsage(
+      {
+        tenantId,
+        date: day.date,
+        toolName: day.toolName,
+        hostName: day.hostName,
         tokens: d.tokensUsed,
         inputTokens: d.inputTokens,
         outputTokens: d.outputTokens,
-        requests: d.requestCount,
-        messages: 0,
-      });
-      await quota.ensureTenantRow(tenantId, row.date, false, sql);
-      await quota.settleTenant(
-        tenantId,
-        row.date,
-        { tokens: d.tokensUsed, requests: d.requestCount, releaseTokens: 0, releaseRequests: 0 },
-        sql,
-      );
-      await repo.addTenantTokens({ tenantId, tokens: d.tokensUsed });
+        cacheTokens: d.cacheTokens,
+        estimatedTokens: 0,
+        requests: 0,
+        models,
+      },
+      sql,
+    );
+    await repo.addUsageSummary({
+      toolName: day.toolName,
+      hostName: day.hostName,
+      firstDate: day.date,
+      lastDate: day.date,
+      tokens: d.tokensUsed,
+      inputTokens: d.inputTokens,
+      outputTokens: d.outputTokens,
+      requests: 0,
+      messages: 0,
+    });
+    await quota.ensureTenantRow(tenantId, day.date, false, sql);
+    await quota.settleTenant(
+      tenantId,
+      day.date,
+      { tokens: d.tokensUsed, requests: 0, releaseTokens: 0, releaseRequests: 0 },
+      sql,
+    );
+    await repo.addTenantTokens({ tenantId, tokens: d.tokensUsed });
+  }
+
+  /** The first messages of a day arrived: its report, counted until now, is taken back out. */
+  async function retireReport(sql: RawSql, r: StoredReport): Promise<void> {
+    const d = usageDifference(countedReport(r.figures, false), countedReport(r.figures, true));
+    if (!isNoChange(d)) await addReportFigures(sql, r.tenantId, r, d, []);
+  }
+
+  /** Returns how many reports changed (the others repeated the stored report). */
+  async function ingestUsageChunk(sql: RawSql, rows: readonly UsageRow[], tenantId: number): Promise<number> {
+    const repo = ingestRepository(sql);
+    const uploads = usageUploadsRepository(sql);
+    const at = deps.now();
+    const days = usageDaysOf(rows);
+    await uploads.lockDays(days);
+    const withMessages = await repo.daysWithMessages(days);
+    let changed = 0;
+    for (const row of rows) {
+      const { created, before, modelsBefore } = await uploads.replace(tenantId, row, at);
+      const had = modelsOf(modelsBefore);
+      const newModels = modelsOf(row.modelsUsed).filter((m) => !had.includes(m));
+      if (!created && isNoChange(usageDifference(before, row)) && newModels.length === 0) continue;
+      changed += 1;
+      // A day with messages is counted from them: its report is stored and adds nothing.
+      if (withMessages.has(usageDayKey(row))) continue;
+      // A first report always writes its daily_usage row (zeros included).
+      const d = usageDifference(countedReport(before, false), countedReport(row, false));
+      await addReportFigures(sql, tenantId, row, d, modelsOf(row.modelsUsed));
     }
     await repo.restoreDurableCommit();
     return changed;

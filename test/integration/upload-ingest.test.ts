@@ -83,14 +83,17 @@ const norm = (rows: Row[]) =>
     .sort();
 
 const REQ = `SUM(CASE WHEN m.role = 'assistant' THEN 1 ELSE 0 END)`;
-/** Every source of usage: messages (attributed to their user's tenant, else 1) and usage reports. */
+/** Every source of usage: messages (attributed to their user's tenant, else 1) and the usage reports of
+ * days without messages (tokens only: domain/usage/counting.ts). */
 const SOURCES = `(
   SELECT COALESCE(u.tenant_id, 1) AS tenant_id, m.date, m.tool_name, m.host_name, m.tokens_used, m.input_tokens,
          m.output_tokens, 0 AS cache_tokens, CASE WHEN m.role = 'assistant' THEN 1 ELSE 0 END AS requests, m.user_id
   FROM daily_messages m LEFT JOIN users u ON u.id = m.user_id
   UNION ALL
   SELECT r.tenant_id, r.date, r.tool_name, r.host_name, r.tokens_used, r.input_tokens, r.output_tokens,
-         r.cache_tokens, r.request_count, NULL FROM usage_uploads r) s`;
+         r.cache_tokens, 0, NULL FROM usage_uploads r
+  WHERE NOT EXISTS (SELECT 1 FROM daily_messages d
+                    WHERE d.date = r.date AND d.tool_name = r.tool_name AND d.host_name = r.host_name)) s`;
 
 async function figures() {
   const messages = await q<{
@@ -516,8 +519,14 @@ test('usage reports: stored once, a repeat changes nothing, a newer report repla
   ]);
   assert.deepEqual(
     [Number(u!.tokens_used), Number(u!.request_count), Number(u!.cache_tokens), u!.models_used],
-    [2000, 5, 40, 'm-a,m-b,m-c'],
+    [2000, 0, 40, 'm-a,m-b,m-c'],
+    "a report's request_count is stored with the report, never counted as requests (rule 3)",
   );
+  const [stored] = await q<{ request_count: number }>(
+    'SELECT request_count FROM usage_uploads WHERE tool_name = ?',
+    [tool],
+  );
+  assert.equal(Number(stored!.request_count), 5);
   await assertAggregatesMatchRecompute();
 
   for (const [bad, field] of [

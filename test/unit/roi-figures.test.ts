@@ -35,7 +35,6 @@ const usage = (o: Partial<UsageRow>): UsageRow => ({
   inputTokens: 0,
   outputTokens: 0,
   cacheTokens: 0,
-  requests: 0,
   modelsUsed: null,
   ...o,
 });
@@ -61,17 +60,16 @@ test('message cells are priced at their model, unknown ones at the default price
   assert.equal(Math.round(none!.cost * 10_000) / 10_000, 0.4536);
 });
 
-test('the daily_usage remainder is added per day and tool, never negative, at its single model', () => {
+test('the daily_usage remainder is added per day and tool, never negative, at its single model; it has no requests (rule 3)', () => {
   const out = priceCells(
     [cell({ inputTokens: 100, outputTokens: 100, tokens: 200, requests: 1 })],
     [
       // two hosts of the same day and tool: summed, models merged (one distinct model)
-      usage({ inputTokens: 600_100, outputTokens: 100, tokens: 600_200, requests: 3, modelsUsed: 'gpt-4o' }),
+      usage({ inputTokens: 600_100, outputTokens: 100, tokens: 600_200, modelsUsed: 'gpt-4o' }),
       usage({
         inputTokens: 400_000,
         outputTokens: 1_000_000,
         tokens: 1_400_000,
-        requests: 2,
         modelsUsed: 'gpt-4o',
       }),
       // fully covered by messages: no remainder
@@ -94,7 +92,7 @@ test('the daily_usage remainder is added per day and tool, never negative, at it
       tokens: 2_000_000,
       inputTokens: 1_000_000,
       outputTokens: 1_000_000,
-      requests: 4,
+      requests: 0,
       cost: 12.5,
       pricedBy: 'model',
       matched: 'gpt-4o',
@@ -106,7 +104,7 @@ test('the daily_usage remainder is added per day and tool, never negative, at it
   assert.equal(mixed!.cost, 3);
   const under = priceCells(
     [cell({ inputTokens: 500, tokens: 500, requests: 2 })],
-    [usage({ inputTokens: 100, tokens: 100, requests: 1 })],
+    [usage({ inputTokens: 100, tokens: 100 })],
     pricing,
   );
   assert.equal(under.length, 1, 'usage below the messages adds nothing');

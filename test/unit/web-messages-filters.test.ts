@@ -9,6 +9,7 @@ import {
   filterError,
   filtersFromQuery,
   filtersToQuery,
+  lastMessageLabel,
   messagesHref,
   snippet,
 } from '../../web/src/pages/messages/filters.ts';
@@ -62,4 +63,15 @@ test('conversationOf prefers the agent session; snippet is one bounded line', ()
   assert.equal(snippet('  a\n\n b\tc  '), 'a b c');
   assert.equal(snippet('x'.repeat(10), 5), 'xxxx…');
   assert.equal(snippet(null), '');
+});
+
+test('a conversation\'s "Last message" is the time of its last message, never its day read as a time', () => {
+  const utc = { locale: 'en-GB', timeZone: 'Europe/Berlin' };
+  assert.equal(
+    lastMessageLabel({ last_message_at: '2026-03-01T10:15:30.000Z', last_date: '2026-03-01' }, utc),
+    '01/03/2026, 11:15:30',
+  );
+  // No timestamp among its messages: the day, as a date (was "01/03/2026, 01:00:00" in Berlin).
+  assert.equal(lastMessageLabel({ last_message_at: null, last_date: '2026-03-01' }, utc), '01/03/2026');
+  assert.equal(lastMessageLabel({ last_message_at: null, last_date: null }, utc), '—');
 });

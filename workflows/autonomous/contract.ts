@@ -78,6 +78,12 @@ export const doneUpdate = defineUpdate<ControlResult, [{ actor: Actor }]>('auton
 
 /** The quota schedule saw the owner's quota restored: a `paused (quota)` workflow resumes. */
 export const quotaRestoredSignal = defineSignal('autonomous.quotaRestored');
+/**
+ * The quota enforcement tick (services/quota-enforcement.ts) found the owner or the owner's tenant over
+ * quota: a running workflow pauses by quota (`app_quota_exceeded`), as when the model proxy refuses a
+ * call, and is auto-resumed by quotaRestoredSignal once quota returns.
+ */
+export const quotaExceededSignal = defineSignal('autonomous.quotaExceeded');
 /** A slot may have freed or a batch item was released: try to start now instead of at the next poll. */
 export const wakeSignal = defineSignal('autonomous.wake');
 

@@ -75,6 +75,7 @@ import {
   doneUpdate,
   extendPlanningTimeoutUpdate,
   pauseUpdate,
+  quotaExceededSignal,
   quotaRestoredSignal,
   resumeUpdate,
   resumeWithFeedbackUpdate,
@@ -425,6 +426,13 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     verificationOverrideUpdate,
     control(() => ({ type: 'verification_override' })),
   );
+  // Refused by its own state when not running (paused, waiting, finished): then nothing happens.
+  setHandler(quotaExceededSignal, async () => {
+    await condition(() => loaded);
+    await exclusive(async () => {
+      if (isRunning(state.status)) await apply({ type: 'app_quota_exceeded' });
+    });
+  });
   setHandler(quotaRestoredSignal, () => {
     quotaRestored = true;
   });
@@ -443,8 +451,13 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     ...extra,
   });
   const stepKey = (step: string) => `${state.phase}:${visit}:${step}`;
-  /** A manual pause holds the phase here between steps (a running CLI is frozen by the runner). */
-  const checkpoint = () => condition(() => state.status !== 'paused');
+  /**
+   * A manual pause holds the phase here between steps (a running CLI is frozen by the runner). A pause
+   * by quota (the quota enforcement signal, which stops the running step) does not: the main loop waits
+   * for quotaRestored in its `held` branch. Before that signal existed, a quota pause was applied only
+   * after the phase ended, never while a checkpoint waited, so replayed histories do not change.
+   */
+  const checkpoint = () => condition(() => state.status !== 'paused' || state.pausedBy === 'quota');
 
   let runner: Runner | undefined;
   const cliRunner = () => {

@@ -143,7 +143,7 @@ export async function summarise(
 ): Promise<WindowSummary> {
   const [cells, userDays, messages] = await Promise.all([
     reads.usageCells(scope, { ...w, host }),
-    reads.userDays(scope, w),
+    reads.userDays(scope, { ...w, host }),
     reads.messageTotals(scope, { ...w, host }),
   ]);
   return { window: w, cells, users: userTotals(userDays), messages };

@@ -16,6 +16,7 @@ import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { type MessageFilter, messageReadRepository } from '../../../db/repositories/usage/read-messages.ts';
 import { BadRequestError, NotFoundError } from '../../../domain/errors.ts';
+import { isRequest } from '../../../domain/usage/counting.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
@@ -234,7 +235,7 @@ export function messagesRouter(deps: AppDeps): Router {
       last_message_at: times.at(-1) ?? null,
       message_count: rows.length,
       user_messages: rows.filter((m) => m.role === 'user').length,
-      requests: rows.filter((m) => m.role === 'assistant').length,
+      requests: rows.filter((m) => isRequest(m.role)).length,
       total_tokens: sum((m) => m.tokens_used),
       total_input_tokens: sum((m) => m.input_tokens),
       total_output_tokens: sum((m) => m.output_tokens),

@@ -1,5 +1,6 @@
 // The SQL of the analysis and analytics endpoints (spec document 2, "Analysis and analytics"): grouped
-// reads over daily_usage (tokens and requests of every source, by day, tool and host), daily_messages
+// reads over daily_usage (tokens of every source, by day, tool and host) with the requests of the same
+// cells from the one request count (db/repositories/usage/read-requests.ts, rule 3), daily_messages
 // (hours, messages, conversations, senders), user_daily_stats with users (per user and day) and
 // agent_sessions. Every read takes the caller's read scope and applies it through the one helper
 // (db/tenant-scope-sql.ts) on the table's own tenant column (users.tenant_id for user_daily_stats,
@@ -12,6 +13,7 @@
 import type { ReadScope } from '../../../domain/tenant-scope.ts';
 import type { RawSql } from '../../client.ts';
 import { rawScopeCondition } from '../../tenant-scope-sql.ts';
+import { REQUESTS_OF, requestReadRepository } from '../usage/read-requests.ts';
 
 export interface DayRange {
   start: string;
@@ -65,7 +67,7 @@ export interface SenderDayRow {
 }
 
 const n = (v: unknown): number => (v == null ? 0 : Number(v));
-const REQUESTS = `SUM(CASE WHEN m.role = 'assistant' THEN 1 ELSE 0 END)`;
+const REQUESTS = REQUESTS_OF('m');
 
 /** WHERE parts and parameters, built in order. */
 class Where {
@@ -101,29 +103,50 @@ export function analyticsReadRepository(db: RawSql) {
       : `COALESCE(CAST((m."timestamp" / 3600000) % 24 AS INTEGER), 0)`;
 
   return {
-    /** daily_usage summed over tenants in scope, by day, tool and host. */
+    /**
+     * daily_usage summed over tenants in scope, by day, tool and host, with each cell's requests (its
+     * assistant messages: a cell may have requests and no tokens, or tokens and no requests).
+     */
     async usageCells(scope: ReadScope, f: UsageFilter): Promise<UsageCell[]> {
       const w = scoped(scope, 'u.tenant_id', 'u', f);
       if (!w) return [];
-      const rows = await db.query<Record<string, unknown>>(
-        `SELECT u.date, u.tool_name, u.host_name, SUM(u.tokens_used) AS tokens, SUM(u.input_tokens) AS input_tokens,
-                SUM(u.output_tokens) AS output_tokens, SUM(u.cache_tokens) AS cache_tokens,
-                SUM(u.request_count) AS requests
-         FROM daily_usage u ${w.sql}
-         GROUP BY u.date, u.tool_name, u.host_name
-         ORDER BY u.date, u.tool_name, u.host_name`,
-        w.params,
-      );
-      return rows.map((r) => ({
-        date: String(r.date),
-        toolName: String(r.tool_name),
-        hostName: String(r.host_name),
-        tokens: n(r.tokens),
-        inputTokens: n(r.input_tokens),
-        outputTokens: n(r.output_tokens),
-        cacheTokens: n(r.cache_tokens),
-        requests: n(r.requests),
-      }));
+      const [rows, requests] = await Promise.all([
+        db.query<Record<string, unknown>>(
+          `SELECT u.date, u.tool_name, u.host_name, SUM(u.tokens_used) AS tokens, SUM(u.input_tokens) AS input_tokens,
+                  SUM(u.output_tokens) AS output_tokens, SUM(u.cache_tokens) AS cache_tokens
+           FROM daily_usage u ${w.sql}
+           GROUP BY u.date, u.tool_name, u.host_name`,
+          w.params,
+        ),
+        requestReadRepository(db).byDayToolHost(scope, f),
+      ]);
+      const key = (c: { date: string; toolName: string; hostName: string }) =>
+        `${c.date}\u0000${c.toolName}\u0000${c.hostName}`;
+      const cells = new Map<string, UsageCell>();
+      for (const r of rows) {
+        const c: UsageCell = {
+          date: String(r.date),
+          toolName: String(r.tool_name),
+          hostName: String(r.host_name),
+          tokens: n(r.tokens),
+          inputTokens: n(r.input_tokens),
+          outputTokens: n(r.output_tokens),
+          cacheTokens: n(r.cache_tokens),
+          requests: 0,
+        };
+        cells.set(key(c), c);
+      }
+      for (const r of requests) {
+        const c = cells.get(key(r));
+        if (c) c.requests = r.requests;
+        else cells.set(key(r), { ...r, tokens: 0, inputTokens: 0, outputTokens: 0, cacheTokens: 0 });
+      }
+      const order = (c: UsageCell) => [c.date, c.toolName, c.hostName];
+      return [...cells.values()].sort((a, b) => {
+        const [x, y] = [order(a), order(b)];
+        for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+        return 0;
+      });
     },
 
     /** daily_messages by day and UTC hour (hours without messages are absent). */
@@ -149,16 +172,26 @@ export function analyticsReadRepository(db: RawSql) {
       }));
     },
 
-    /** user_daily_stats of live users in scope (scope on users.tenant_id). */
-    async userDays(scope: ReadScope, f: DayRange): Promise<UserDayRow[]> {
-      const w = scoped(scope, 'us.tenant_id', 's', f);
+    /**
+     * user_daily_stats of live users in scope (scope on users.tenant_id). user_daily_stats has no host:
+     * with `host`, the same figures are summed from that host's messages instead.
+     */
+    async userDays(scope: ReadScope, f: DayRange & { host?: string }): Promise<UserDayRow[]> {
+      const w = scoped(scope, 'us.tenant_id', 's', f.host === undefined ? f : { start: f.start, end: f.end });
       if (!w) return [];
       w.add('us.deleted_at IS NULL');
+      const source =
+        f.host === undefined
+          ? 'user_daily_stats'
+          : `(SELECT m.user_id, m.date, SUM(m.tokens_used) AS tokens, SUM(m.input_tokens) AS input_tokens,
+                     SUM(m.output_tokens) AS output_tokens, ${REQUESTS} AS requests
+              FROM daily_messages m WHERE m.user_id IS NOT NULL AND m.host_name = ?
+              GROUP BY m.user_id, m.date)`;
       const rows = await db.query<Record<string, unknown>>(
         `SELECT s.user_id, us.username, us.tenant_id, s.date, s.tokens, s.input_tokens, s.output_tokens, s.requests
-         FROM user_daily_stats s JOIN users us ON us.id = s.user_id ${w.sql}
+         FROM ${source} s JOIN users us ON us.id = s.user_id ${w.sql}
          ORDER BY s.user_id, s.date`,
-        w.params,
+        f.host === undefined ? w.params : [f.host, ...w.params],
       );
       return rows.map((r) => ({
         userId: n(r.user_id),

@@ -16,7 +16,7 @@
 // The state written is the caller's `next` (domain/autonomous/transitions.ts `start`), by the same
 // compare-and-set from `pending` as workflowsRepository.updateStatus (it is that method, run on the
 // transaction's connection), plus started_at (first start only) and phase_started_at.
-import { and, asc, count, eq, inArray } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, or } from 'drizzle-orm';
 import { RUNNING_STATUSES } from '../../../domain/autonomous/states.ts';
 import type { WorkflowState } from '../../../domain/autonomous/transitions.ts';
 import { DEFAULT_MAX_SESSIONS_PER_USER } from '../../../domain/workspace/session-rules.ts';
@@ -123,6 +123,21 @@ export function slotsRepository(database: DatabaseHandle) {
     },
 
     /** Workflows `paused` by an application quota refusal (`paused_by = quota`), oldest first. */
+    /** Running workflows of these users or of users of these tenants (the quota tick pauses them). */
+    async runningOf(userIds: readonly number[], tenantIds: readonly number[]): Promise<string[]> {
+      if (userIds.length === 0 && tenantIds.length === 0) return [];
+      const owners = or(
+        userIds.length ? inArray(w.userId, [...userIds]) : undefined,
+        tenantIds.length ? inArray(w.tenantId, [...tenantIds]) : undefined,
+      );
+      const rows = await db
+        .select({ workflowId: w.workflowId })
+        .from(w)
+        .where(and(inArray(w.status, [...RUNNING_STATUSES]), owners))
+        .orderBy(asc(w.id));
+      return rows.map((r) => r.workflowId);
+    },
+
     async pausedForQuota(): Promise<QuotaPausedWorkflow[]> {
       return db
         .select({ workflowId: w.workflowId, userId: w.userId, tenantId: w.tenantId })

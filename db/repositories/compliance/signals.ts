@@ -4,6 +4,7 @@
 import type { ReadScope } from '../../../domain/tenant-scope.ts';
 import type { DatabaseHandle } from '../../client.ts';
 import { rawScopeCondition } from '../../tenant-scope-sql.ts';
+import { REQUESTS_OF } from '../usage/read-requests.ts';
 
 const ADMIN_ROLES = "('platform_admin', 'tenant_admin', 'admin')";
 
@@ -19,17 +20,20 @@ export function complianceSignalsRepository({ sql }: DatabaseHandle) {
     num((await sql.query<{ n: unknown }>(text, params))[0]?.n);
 
   return {
-    /** Tokens, requests and messages per day over [from, to] (YYYY-MM-DD, inclusive) from daily_usage. */
+    /**
+     * Tokens (daily_usage), requests (assistant messages, rule 3) and messages per day over [from, to]
+     * (YYYY-MM-DD, inclusive).
+     */
     async usageByDay(scope: ReadScope, from: string, to: string) {
       const c = cond(scope, 'tenant_id');
       if (c === false) return [];
       const usage = await sql.query<Record<string, unknown>>(
-        `SELECT date, SUM(tokens_used) AS tokens, SUM(request_count) AS requests
+        `SELECT date, SUM(tokens_used) AS tokens
          FROM daily_usage WHERE ${c.sql} AND date >= ? AND date <= ? GROUP BY date`,
         [...c.params, from, to],
       );
       const messages = await sql.query<Record<string, unknown>>(
-        `SELECT date, COUNT(*) AS messages, COUNT(DISTINCT user_id) AS users
+        `SELECT date, COUNT(*) AS messages, COUNT(DISTINCT user_id) AS users, ${REQUESTS_OF('daily_messages')} AS requests
          FROM daily_messages WHERE ${c.sql} AND date >= ? AND date <= ? GROUP BY date`,
         [...c.params, from, to],
       );
@@ -43,9 +47,13 @@ export function complianceSignalsRepository({ sql }: DatabaseHandle) {
         days.set(date, row);
         return row;
       };
-      for (const r of usage) Object.assign(at(r.date), { tokens: num(r.tokens), requests: num(r.requests) });
+      for (const r of usage) Object.assign(at(r.date), { tokens: num(r.tokens) });
       for (const r of messages)
-        Object.assign(at(r.date), { messages: num(r.messages), active_users: num(r.users) });
+        Object.assign(at(r.date), {
+          messages: num(r.messages),
+          active_users: num(r.users),
+          requests: num(r.requests),
+        });
       return [...days.values()].sort((a, b) => a.date.localeCompare(b.date));
     },
 

@@ -5,6 +5,8 @@
 // tenants.total_tokens_used. daily_usage, tenant_usage and quota_usage are written by the
 // shared accounting's repository (db/repositories/quota-usage.ts), called by the service on the same
 // transaction. Raw SQL with `?` placeholders, the same text on SQLite and PostgreSQL.
+
+import { type UsageDay, usageDayKey } from '../../../domain/usage/counting.ts';
 import type {
   DailyStatsDelta,
   HourlyStatsDelta,
@@ -15,6 +17,7 @@ import type {
 } from '../../../domain/usage/ingest-aggregate.ts';
 import type { MessageRow } from '../../../domain/usage/ingest-rows.ts';
 import type { RawSql } from '../../client.ts';
+import { daysCondition } from './usage-uploads.ts';
 
 /** Rows per INSERT statement: 21 parameters each stays far below SQLite's 32766-variable limit. */
 const INSERT_ROWS_PER_STATEMENT = 500;
@@ -161,6 +164,21 @@ export function ingestRepository(db: RawSql) {
         for (const r of got) inserted.push([r.date, r.tool_name, r.message_id, r.host_name]);
       }
       return inserted;
+    },
+
+    /** Which of `days` have at least one message (any tenant), by usageDayKey. */
+    async daysWithMessages(days: readonly UsageDay[]): Promise<Set<string>> {
+      const out = new Set<string>();
+      for (const part of slices(days, IN_LIST / 5)) {
+        const c = daysCondition(part);
+        const rows = await db.query<{ date: string; tool_name: string; host_name: string }>(
+          `SELECT DISTINCT date, tool_name, host_name FROM daily_messages WHERE ${c.sql}`,
+          c.params,
+        );
+        for (const r of rows)
+          out.add(usageDayKey({ date: r.date, toolName: r.tool_name, hostName: r.host_name }));
+      }
+      return out;
     },
 
     /** Owners of tool accounts (user_tool_accounts.tool_account), live users only. */

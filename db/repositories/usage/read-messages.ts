@@ -6,6 +6,7 @@
 import type { ReadScope } from '../../../domain/tenant-scope.ts';
 import type { RawSql } from '../../client.ts';
 import { messageSearchCondition } from '../../full-text.ts';
+import { REQUESTS_OF } from './read-requests.ts';
 import { isoOf, num, scopedWhere, type Where } from './read-where.ts';
 
 export interface MessageFilter {
@@ -78,13 +79,16 @@ export function messageReadRepository(db: RawSql) {
   }
 
   return {
-    /** Newest first (by day, then by storage order). */
+    /**
+     * Newest first: by day, then by timestamp (messages without one after those with one), then by
+     * storage order, newest stored first.
+     */
     async list(scope: ReadScope, f: MessageFilter, p: Page): Promise<MessageView[]> {
       const w = messageWhere(scope, f);
       if (!w) return [];
       const rows = await db.query<MessageDbRow>(
         `SELECT ${MESSAGE_COLUMNS} FROM daily_messages dm ${w.sql}
-         ORDER BY dm.date DESC, dm.id DESC LIMIT ? OFFSET ?`,
+         ORDER BY dm.date DESC, dm."timestamp" IS NULL, dm."timestamp" DESC, dm.id DESC LIMIT ? OFFSET ?`,
         [...w.params, p.limit, p.offset],
       );
       return rows.map(messageOf);
@@ -128,7 +132,7 @@ export function messageReadRepository(db: RawSql) {
                 MIN(dm."timestamp") AS started_at, MAX(dm."timestamp") AS last_at,
                 MIN(dm.tool_name) AS tool_name, MIN(dm.host_name) AS host_name,
                 MIN(dm.sender_name) AS sender_name, COUNT(*) AS message_count,
-                SUM(CASE WHEN dm.role = 'assistant' THEN 1 ELSE 0 END) AS requests,
+                ${REQUESTS_OF('dm')} AS requests,
                 COALESCE(SUM(dm.tokens_used), 0) AS tokens, MAX(dm.id) AS last_id
          FROM daily_messages dm ${w.sql}
          GROUP BY ${CONVERSATION}

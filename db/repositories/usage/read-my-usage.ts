@@ -3,6 +3,7 @@
 // applies beyond the user id itself.
 import type { DayRange } from '../../../domain/usage/read-dates.ts';
 import type { RawSql } from '../../client.ts';
+import { REQUESTS_OF } from './read-requests.ts';
 import { num } from './read-where.ts';
 
 export function myUsageRepository(db: RawSql) {
@@ -11,7 +12,7 @@ export function myUsageRepository(db: RawSql) {
       const rows = await db.query<Record<string, unknown>>(
         `SELECT date, tool_name, COALESCE(SUM(tokens_used), 0) AS tokens,
                 COALESCE(SUM(input_tokens), 0) AS input_tokens, COALESCE(SUM(output_tokens), 0) AS output_tokens,
-                SUM(CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS requests, COUNT(*) AS messages
+                ${REQUESTS_OF('daily_messages')} AS requests, COUNT(*) AS messages
          FROM daily_messages WHERE user_id = ? AND date >= ? AND date <= ?
          GROUP BY date, tool_name`,
         [userId, range.start, range.end],

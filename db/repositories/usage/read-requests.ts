@@ -2,9 +2,26 @@
 // daily_messages), for the usage and request-statistics read APIs: counts per tool, per day, per
 // user, inside the caller's tenant scope (daily_messages.tenant_id). The literal `role = 'assistant'`
 // lets both databases use the partial indexes of revision 0014_usage_read_indexes.
+//
+// This is the one place "requests" are counted (domain/usage/counting.ts): every endpoint reads its
+// request figures here (the counts below, or REQUESTS_OF inside a grouped read of daily_messages);
+// none sums a stored request_count (a usage report's is never a request).
 import type { ReadScope } from '../../../domain/tenant-scope.ts';
+import { REQUEST_ROLE } from '../../../domain/usage/counting.ts';
 import type { RawSql } from '../../client.ts';
 import { num, scopedWhere, type Where } from './read-where.ts';
+
+/** The requests of a group of daily_messages rows (`alias`): its assistant messages (rule 3). */
+export const REQUESTS_OF = (alias: string): string =>
+  `SUM(CASE WHEN ${alias}.role = '${REQUEST_ROLE}' THEN 1 ELSE 0 END)`;
+
+/** The requests of one day of a tool on a host. */
+export interface RequestCell {
+  date: string;
+  toolName: string;
+  hostName: string;
+  requests: number;
+}
 
 export interface RequestFilter {
   start?: string;
@@ -20,7 +37,7 @@ export interface RequestFilter {
 function requestWhere(scope: ReadScope, f: RequestFilter): Where | null {
   const w = scopedWhere(scope, 'dm.tenant_id');
   if (!w) return null;
-  w.and(`dm.role = 'assistant'`);
+  w.and(`dm.role = '${REQUEST_ROLE}'`);
   if (f.start !== undefined) w.and('dm.date >= ?', f.start);
   if (f.end !== undefined) w.and('dm.date <= ?', f.end);
   w.eq('dm.host_name', f.host).eq('dm.tool_name', f.tool).eq('dm.user_id', f.userId);
@@ -46,6 +63,23 @@ export function requestReadRepository(db: RawSql) {
       );
       for (const r of rows) out.set(r.tool_name, (out.get(r.tool_name) ?? 0) + num(r.n));
       return out;
+    },
+
+    /** Requests per day, tool and host (cells without requests are absent). */
+    async byDayToolHost(scope: ReadScope, f: RequestFilter): Promise<RequestCell[]> {
+      const w = requestWhere(scope, f);
+      if (!w) return [];
+      const rows = await db.query<{ date: string; tool_name: string; host_name: string; n: unknown }>(
+        `SELECT dm.date, dm.tool_name, dm.host_name, COUNT(*) AS n FROM daily_messages dm ${w.sql}
+         GROUP BY dm.date, dm.tool_name, dm.host_name`,
+        w.params,
+      );
+      return rows.map((r) => ({
+        date: String(r.date),
+        toolName: r.tool_name,
+        hostName: r.host_name,
+        requests: num(r.n),
+      }));
     },
 
     /** Requests per day (days without requests are absent). */

@@ -4,7 +4,8 @@
 //   daily_stats       messages per (date, tool, host, sender_name or '')
 //   hourly_stats      messages per (date, UTC hour of timestamp or 0, tool, host)
 //   user_daily_stats  messages of known users per (user, date); requests = assistant messages
-//   usage_summary     messages + the last usage report of each day (usage_uploads) per (tool, host);
+//   usage_summary     messages + the last usage report of each day without messages (usage_uploads,
+//                     tokens only: domain/usage/counting.ts) per (tool, host);
 //                     days_count = distinct days of daily_usage for the tool and host (as ingestion sets
 //                     it), avg_tokens = total_tokens / days_count. Ingestion reads days_count at its
 //                     last write; a day that only proxied calls added since then is counted here first.
@@ -19,6 +20,7 @@
 // writer.) With `host`, only that host's rows are recomputed; user_daily_stats has no host, so the
 // (user, date) rows that host's messages touch are recomputed whole.
 import type { DatabaseHandle, RawSql } from '../../client.ts';
+import { REQUESTS_OF } from './read-requests.ts';
 
 export const DATE_KEYED_TABLES = ['daily_stats', 'hourly_stats', 'user_daily_stats'] as const;
 export type DateKeyedTable = (typeof DATE_KEYED_TABLES)[number];
@@ -87,7 +89,7 @@ export function recomputeRepository(database: DatabaseHandle) {
     ]);
     return sql.query<{ n: unknown }>(
       `INSERT INTO user_daily_stats (user_id, date, requests, tokens, input_tokens, output_tokens)
-       SELECT m.user_id, m.date, SUM(CASE WHEN m.role = 'assistant' THEN 1 ELSE 0 END), SUM(m.tokens_used),
+       SELECT m.user_id, m.date, ${REQUESTS_OF('m')}, SUM(m.tokens_used),
               SUM(m.input_tokens), SUM(m.output_tokens)
        FROM daily_messages m
        WHERE m.user_id IS NOT NULL AND m.user_id IN (SELECT id FROM users)
@@ -145,6 +147,7 @@ export function recomputeRepository(database: DatabaseHandle) {
     /** Recomputes usage_summary (the host's rows, or all) in one transaction; returns the rows written. */
     async recomputeUsageSummary(host: string | null): Promise<number> {
       const h = hostOnly(host);
+      const hu = hostOnly(host, 'u.host_name');
       return locked('usage_summary', async (sql) => {
         await sql.query(`DELETE FROM usage_summary WHERE 1 = 1${h.sql}`, h.params);
         const rows = await sql.query(
@@ -162,15 +165,17 @@ export function recomputeRepository(database: DatabaseHandle) {
              FROM (
                SELECT tool_name, host_name, SUM(tokens_used) AS tokens, SUM(input_tokens) AS input_tokens,
                       SUM(output_tokens) AS output_tokens,
-                      SUM(CASE WHEN role = 'assistant' THEN 1 ELSE 0 END) AS requests,
+                      ${REQUESTS_OF('daily_messages')} AS requests,
                       MIN(date) AS first_date, MAX(date) AS last_date
                FROM daily_messages WHERE 1 = 1${h.sql}
                GROUP BY tool_name, host_name
                UNION ALL
-               SELECT tool_name, host_name, SUM(tokens_used), SUM(input_tokens), SUM(output_tokens),
-                      SUM(request_count), MIN(date), MAX(date)
-               FROM usage_uploads WHERE 1 = 1${h.sql}
-               GROUP BY tool_name, host_name
+               SELECT u.tool_name, u.host_name, SUM(u.tokens_used), SUM(u.input_tokens), SUM(u.output_tokens),
+                      0, MIN(u.date), MAX(u.date)
+               FROM usage_uploads u
+               WHERE NOT EXISTS (SELECT 1 FROM daily_messages dm WHERE dm.date = u.date
+                                   AND dm.tool_name = u.tool_name AND dm.host_name = u.host_name)${hu.sql}
+               GROUP BY u.tool_name, u.host_name
              ) parts
              GROUP BY tool_name, host_name
            ) s
@@ -178,7 +183,7 @@ export function recomputeRepository(database: DatabaseHandle) {
                       GROUP BY tool_name, host_name) d
              ON d.tool_name = s.tool_name AND d.host_name = s.host_name
            RETURNING 1 AS n`,
-          [...h.params, ...h.params],
+          [...h.params, ...hu.params],
         );
         return rows.length;
       });

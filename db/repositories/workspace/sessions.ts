@@ -9,6 +9,7 @@
 // the message insert, under a row lock of the session on PostgreSQL.
 import { and, count, desc, eq, gt, isNull, lte, or, type SQL, sql } from 'drizzle-orm';
 import type { ReadScope } from '../../../domain/tenant-scope.ts';
+import { isRequest } from '../../../domain/usage/counting.ts';
 import {
   assertSessionCapacity,
   assertWritable,
@@ -180,7 +181,7 @@ export function workspaceSessionsRepository(database: DatabaseHandle) {
           model: m.model,
           timestamp: now,
         });
-        const requests = m.role === 'assistant' ? 1 : 0;
+        const requests = isRequest(m.role) ? 1 : 0;
         const [updated] = await tx.db
           .update(s)
           .set({
@@ -211,6 +212,20 @@ export function workspaceSessionsRepository(database: DatabaseHandle) {
           .returning();
         return updated as WorkspaceSessionRow;
       });
+    },
+
+    /**
+     * Ends every live session of a user or of a tenant's users (status `terminated`, spec rule 6: users
+     * over quota get sessions terminated); returns their ids. A terminated session takes no message.
+     */
+    async terminateLive(owner: { userId?: number; tenantId?: number }, now: Date): Promise<string[]> {
+      const whose = owner.userId !== undefined ? eq(s.userId, owner.userId) : eq(s.tenantId, owner.tenantId!);
+      const rows = await db
+        .update(s)
+        .set({ status: 'terminated', completedAt: now, updatedAt: now })
+        .where(and(local, live(now), whose))
+        .returning({ sessionId: s.sessionId });
+      return rows.map((r) => r.sessionId);
     },
 
     /** Deletes the session; its session_messages go with it (ON DELETE CASCADE). */

@@ -5,16 +5,15 @@
 // attempts of the same kind still in_progress become interrupted in the same call), and a fork's
 // copied history carrying no keys so the fork's own steps may reuse them.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { and, eq } from 'drizzle-orm';
 import { type DatabaseHandle, openDatabase } from '../../../db/client.ts';
 import { milestonesRepository } from '../../../db/repositories/autonomous/milestones.ts';
-import { type NewWorkflow, workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
+import { workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
 import { isUniqueViolation } from '../../../db/unique-violation.ts';
-import { buildDefinitionSnapshot } from '../../../domain/autonomous/create-input.ts';
 import { columnNames } from '../../../migrations/introspect.ts';
 import { downgrade, upgrade } from '../../../migrations/runner.ts';
+import { newWorkflowInput } from '../../support/autonomous-rows.ts';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../../support/database.ts';
 
 let testDb: TestDatabase;
@@ -36,25 +35,7 @@ after(async () => {
 });
 
 async function newWorkflow(): Promise<string> {
-  const v: NewWorkflow = {
-    workflowId: `wf-${randomUUID()}`,
-    tenantId: 1,
-    userId: 10,
-    title: 'Add a flag',
-    projectId: null,
-    projectPath: '/srv/projects/demo',
-    cliTool: 'cli_beta',
-    model: null,
-    branchStrategy: 'worktree',
-    definitionSnapshot: buildDefinitionSnapshot({
-      requirement: { kind: 'text', text: 'Add a flag' },
-      project: { id: 1, path: '/srv/projects/demo' },
-      cliTool: 'cli_beta',
-      branchStrategy: 'worktree',
-      createdAt: now,
-    }),
-  };
-  return (await workflows.create(v, now)).workflowId;
+  return (await workflows.create(newWorkflowInput(10, 1, now), now)).workflowId;
 }
 
 async function indexNames(): Promise<string[]> {

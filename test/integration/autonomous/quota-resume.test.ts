@@ -13,9 +13,7 @@ import { after, before, test } from 'node:test';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createAutonomousSchedulingActivities } from '../../../activities/autonomous/scheduling.ts';
-import { stateOf, workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
-import { buildDefinitionSnapshot } from '../../../domain/autonomous/create-input.ts';
-import { type Trigger, transition } from '../../../domain/autonomous/transitions.ts';
+import type { Trigger } from '../../../domain/autonomous/transitions.ts';
 import {
   autonomousQuotaResumeScheduleId,
   ensureAutonomousQuotaResumeSchedule,
@@ -23,6 +21,7 @@ import {
 import { quotaServiceFor } from '../../../services/quota.ts';
 import type { QuotaResumeSummary } from '../../../workflows/autonomous/quota-resume.ts';
 import { createTenant, createUser } from '../../support/actors.ts';
+import { workflowRowIn } from '../../support/autonomous-rows.ts';
 import { ADMIN, startTestApp, type TestApp, temporalAddress } from '../../support/harness.ts';
 import { setUserQuota } from '../../support/quota.ts';
 import { api, login, type Session } from '../../support/session.ts';
@@ -56,38 +55,8 @@ const activities = () =>
     now: () => new Date(),
   });
 
-async function workflowOf(userId: number, tenantId: number | null, triggers: Trigger[]): Promise<string> {
-  const repo = workflowsRepository(app.database);
-  const row = await repo.create(
-    {
-      workflowId: `wf-${randomUUID()}`,
-      tenantId,
-      userId,
-      title: 'Add a flag',
-      projectId: null,
-      projectPath: '/srv/projects/demo',
-      cliTool: 'cli_beta',
-      model: null,
-      branchStrategy: 'worktree',
-      definitionSnapshot: buildDefinitionSnapshot({
-        requirement: { kind: 'text', text: 'Add a flag' },
-        project: { id: 1, path: '/srv/projects/demo' },
-        cliTool: 'cli_beta',
-        branchStrategy: 'worktree',
-        createdAt: new Date(),
-      }),
-    },
-    new Date(),
-  );
-  let state = stateOf(row);
-  for (const trigger of triggers) {
-    const t = transition(state, trigger);
-    assert.ok(t.ok, `${trigger.type} from ${state.status}`);
-    assert.ok(await repo.updateStatus(row.workflowId, state.status, t.next));
-    state = t.next;
-  }
-  return row.workflowId;
-}
+const workflowOf = (userId: number, tenantId: number | null, triggers: Trigger[]) =>
+  workflowRowIn(app.database, userId, tenantId, triggers);
 
 /** One request of usage on the same accounting the proxy uses. */
 async function spendOneRequest(userId: number, tenantId: number): Promise<void> {

@@ -17,9 +17,10 @@ import {
   workflowsRepository,
 } from '../../../db/repositories/autonomous/workflows.ts';
 import { workflowAccess, workflowListReader } from '../../../domain/autonomous/access.ts';
-import { buildDefinitionSnapshot, parseDefinitionSnapshot } from '../../../domain/autonomous/create-input.ts';
+import { parseDefinitionSnapshot } from '../../../domain/autonomous/create-input.ts';
 import { transition } from '../../../domain/autonomous/transitions.ts';
 import { upgrade } from '../../../migrations/runner.ts';
+import { newWorkflowInput } from '../../support/autonomous-rows.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 
 let testDb: TestDatabase;
@@ -44,27 +45,10 @@ after(async () => {
   await testDb.drop();
 });
 
-function newWorkflow(over: Partial<NewWorkflow> = {}): NewWorkflow {
-  return {
-    workflowId: `wf-${randomUUID()}`,
-    tenantId: 1,
-    userId: 10,
-    title: 'Add a flag',
-    projectId: 5,
-    projectPath: '/srv/projects/demo',
-    cliTool: 'cli_beta',
-    model: null,
-    branchStrategy: 'worktree',
-    definitionSnapshot: buildDefinitionSnapshot({
-      requirement: { kind: 'text', text: 'Add a flag' },
-      project: { id: 5, path: '/srv/projects/demo' },
-      cliTool: 'cli_beta',
-      branchStrategy: 'worktree',
-      createdAt: now,
-    }),
-    ...over,
-  };
-}
+const newWorkflow = (over: Partial<NewWorkflow> = {}): NewWorkflow => ({
+  ...newWorkflowInput(10, 1, now, 5),
+  ...over,
+});
 
 const owner = { id: 10, role: 'user', tenantId: 1 };
 const sameTenantUser = { id: 11, role: 'user', tenantId: 1 };

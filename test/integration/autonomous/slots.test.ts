@@ -19,10 +19,10 @@ import {
 } from '../../../db/repositories/autonomous/workflows.ts';
 import { tenantsRepository } from '../../../db/repositories/tenants.ts';
 import { usersRepository } from '../../../db/repositories/users.ts';
-import { buildDefinitionSnapshot } from '../../../domain/autonomous/create-input.ts';
 import { RUNNING_STATUSES } from '../../../domain/autonomous/states.ts';
 import { transition, type WorkflowState } from '../../../domain/autonomous/transitions.ts';
 import { upgrade } from '../../../migrations/runner.ts';
+import { newWorkflowInput } from '../../support/autonomous-rows.ts';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../../support/database.ts';
 
 let testDb: TestDatabase;
@@ -98,26 +98,8 @@ beforeEach(async () => {
   settings.autonomous.max_concurrent_workflows = undefined;
 });
 
-function newWorkflow(userId: number, tenantId: number | null): NewWorkflow {
-  return {
-    workflowId: `wf-${randomUUID()}`,
-    tenantId,
-    userId,
-    title: 'Add a flag',
-    projectId: null,
-    projectPath: '/srv/projects/demo',
-    cliTool: 'cli_beta',
-    model: null,
-    branchStrategy: 'worktree',
-    definitionSnapshot: buildDefinitionSnapshot({
-      requirement: { kind: 'text', text: 'Add a flag' },
-      project: { id: 1, path: '/srv/projects/demo' },
-      cliTool: 'cli_beta',
-      branchStrategy: 'worktree',
-      createdAt: clock.at,
-    }),
-  };
-}
+const newWorkflow = (userId: number, tenantId: number | null): NewWorkflow =>
+  newWorkflowInput(userId, tenantId, clock.at);
 
 /** A pending workflow and the state `start` moves it to. */
 async function pending(userId: number, tenantId: number | null) {

@@ -1,10 +1,12 @@
 // Application quota end to end: the owner's quota runs out in the middle of a workflow, our proxy
 // refuses the agent's call, the workflow pauses fail-closed (paused, quota) and the 60 s quota resume
 // schedule resumes it once the quota is raised; the interrupted step runs again and the workflow
-// completes. The schedule is triggered instead of waited for (same schedule, same workflow).
+// completes. The schedule is triggered instead of waited for (same schedule, same workflow). The quota
+// enforcement tick's signal (services/quota-enforcement.ts) pauses a running workflow the same way.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { autonomousQuotaResumeScheduleId } from '../../../services/autonomous/quota-resume-schedule.ts';
+import { quotaExceededSignal, stateQuery, stopUpdate } from '../../../workflows/autonomous/contract.ts';
 import { ADMIN } from '../../support/harness.ts';
 import { setUserQuota } from '../../support/quota.ts';
 import { api, login } from '../../support/session.ts';
@@ -62,4 +64,32 @@ test('quota exhaustion pauses the workflow (quota) and the quota schedule auto-r
     'the refused step ran again after the resume',
   );
   assert.equal(tests[1]!.attempt, 2);
+});
+
+test('the quota enforcement signal pauses a running workflow by quota; the quota schedule resumes it', async () => {
+  // The implementation step runs long, so the signal lands while the agent works.
+  const base = stepScript();
+  const project = world.project({
+    ...base,
+    implementation: { steps: [{ call: 1 }, { sleep: 120_000 }, { text: 'implemented' }] },
+  });
+  const [wf] = await world.create(project);
+  await world.start(wf!.workflowId);
+  await world.waitFor(wf!.workflowId, (r) => r.status === 'developing', 'developing', 60_000);
+  const h = await world.handle(wf!.workflowId);
+  await h.signal(quotaExceededSignal);
+  const paused = await world.waitFor(wf!.workflowId, (r) => r.status === 'paused', 'paused', 30_000);
+  assert.deepEqual([paused.pausedBy, paused.previousStatus], ['quota', 'developing']);
+  // A second signal to a paused workflow changes nothing (refused by its own state).
+  await h.signal(quotaExceededSignal);
+  assert.equal((await h.query(stateQuery)).pausedBy, 'quota');
+
+  // The owner is within quota: the next quota tick resumes it, as after a refused call.
+  const client = await world.app.deps.temporal.client();
+  await client.schedule
+    .getHandle(autonomousQuotaResumeScheduleId(world.app.settings.TEMPORAL_TASK_QUEUE))
+    .trigger();
+  const resumed = await world.waitFor(wf!.workflowId, (r) => r.status === 'developing', 'resumed', 60_000);
+  assert.equal(resumed.pausedBy, null);
+  await h.executeUpdate(stopUpdate, { args: [{ actor: { userId: world.userId, username: 'tester' } }] });
 });

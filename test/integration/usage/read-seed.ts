@@ -12,8 +12,8 @@
 //   tenant B (sender = the cast's `other_tenant_admin`): T, sess-b1: user "tenant b question",
 //          assistant "secret parser of tenant b" (in 600, out 400)
 //   unknown sender "ghost" (tenant 1): T, tool-z / h3, assistant "ghost reply" (in 4, out 3)
-//   a usage report (tenant 1): T, tool-z / h3, 1000 tokens, request_count 99 (no messages: tokens
-//   count, requests do not, rule 3)
+//   a usage report (tenant 1): T, tool-z / h4, 1000 tokens, request_count 99 (h4 has no messages:
+//   its tokens count, its requests do not, rule 3; a report of a day with messages would add nothing)
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import { addDays, dayOf } from '../../../domain/usage/read-dates.ts';
@@ -117,7 +117,7 @@ export async function seed(app: TestApp): Promise<Seeded> {
     headers: KEY,
     body: {
       messages,
-      usage: [{ date: today, tool_name: 'tool-z', host_name: 'h3', tokens_used: 1000, request_count: 99 }],
+      usage: [{ date: today, tool_name: 'tool-z', host_name: 'h4', tokens_used: 1000, request_count: 99 }],
     },
   });
   assert.equal(up.status, 200, JSON.stringify(up.body));

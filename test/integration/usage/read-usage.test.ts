@@ -150,7 +150,7 @@ test('tools and hosts: names with usage in the caller scope', async () => {
   assert.deepEqual(await get(app, s.userA, '/api/hosts'), { hosts: ['h1', 'h2'] });
   assert.deepEqual(await get(app, s.adminB, '/api/tools'), { tools: ['tool-x'] });
   assert.deepEqual(await get(app, s.admin, '/api/tools'), { tools: ['tool-x', 'tool-y', 'tool-z'] });
-  assert.deepEqual(await get(app, s.admin, '/api/hosts'), { hosts: ['h1', 'h2', 'h3'] });
+  assert.deepEqual(await get(app, s.admin, '/api/hosts'), { hosts: ['h1', 'h2', 'h3', 'h4'] });
   assert.deepEqual(await get(app, s.noTenant, '/api/hosts'), { hosts: [] });
 });
 

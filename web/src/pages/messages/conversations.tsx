@@ -2,9 +2,9 @@
 // id, most recently active first, 50 a page, each linking to its timeline.
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
-import { Button, ErrorBox, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
+import { Button, ErrorBox, formatNumber, Loading, Table } from '../../ui/index.ts';
 import { useLoad } from '../../ui/use-load.ts';
-import { PAGE_SIZE } from './filters.ts';
+import { lastMessageLabel, PAGE_SIZE } from './filters.ts';
 import './messages.css';
 
 interface Conversation {
@@ -14,7 +14,7 @@ interface Conversation {
   first_date: string | null;
   last_date: string | null;
   started_at: string | null;
-  last_at: string | null;
+  last_message_at: string | null;
   message_count: number;
   requests: number;
   tokens: number;
@@ -55,7 +55,7 @@ export default function Conversations() {
               },
               { key: 'tool_name', header: 'Tool', render: (c) => c.tool_name ?? '—' },
               { key: 'host_name', header: 'Host', render: (c) => c.host_name ?? '—' },
-              { key: 'last_at', header: 'Last message', render: (c) => formatTime(c.last_at ?? c.last_date) },
+              { key: 'last_message_at', header: 'Last message', render: (c) => lastMessageLabel(c) },
               {
                 key: 'message_count',
                 header: 'Messages',

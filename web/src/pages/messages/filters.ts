@@ -1,7 +1,8 @@
 // The messages page's filters, pure (test/unit/web-messages-filters.test.ts): read from the address
 // query (so a search is a link), written back to it and to GET /api/messages' parameters, with the
 // page offset; and the conversation a message belongs to (its agent session, else its conversation id,
-// as the API groups them).
+// as the API groups them), and a conversation's last-message label.
+import { formatTime } from '../../ui/format.ts';
 
 export interface MessageFilters {
   search: string;
@@ -73,6 +74,23 @@ export function filterError(f: MessageFilters): string | null {
 
 export function conversationOf(m: { agent_session_id?: string | null; conversation_id?: string | null }) {
   return m.agent_session_id || m.conversation_id || null;
+}
+
+/**
+ * A conversation's "Last message" cell: the time of its last message (`last_message_at`), or, when none
+ * of its messages has a timestamp, its last day as a date, in UTC (a day is not a time: shown as one it
+ * read as midnight, 01:00 in Central Europe).
+ */
+export function lastMessageLabel(
+  c: { last_message_at?: string | null; last_date?: string | null },
+  opts: { locale?: string; timeZone?: string } = {},
+): string {
+  if (c.last_message_at) return formatTime(c.last_message_at, opts);
+  return formatTime(c.last_date ? `${c.last_date}T00:00:00Z` : null, {
+    ...opts,
+    timeZone: 'UTC',
+    dateOnly: true,
+  });
 }
 
 /** At most `max` characters of a message, on one line. */
