@@ -30,7 +30,6 @@ import {
   SANDBOX_PROXY_PORT,
   SANDBOX_PROXY_SOCKET,
   SANDBOX_RUN_DIR,
-  within,
 } from './policy.ts';
 
 export class SandboxUnavailableError extends Error {}

@@ -28,7 +28,7 @@ const HOP_BY_HOP = new Set([
 
 /** Whether a request target stays under `prefix` (a path such as `/api/remote/llm-proxy`). */
 export function allowedTarget(target: string | undefined, prefix: string): boolean {
-  if (!target || !target.startsWith('/')) return false;
+  if (!target?.startsWith('/')) return false;
   const pathname = target.split('?', 1)[0]!;
   if (prefix !== '/' && pathname !== prefix && !pathname.startsWith(`${prefix}/`)) return false;
   if (pathname.includes('\\') || /%2e|%2f|%5c/i.test(pathname)) return false;
