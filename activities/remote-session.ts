@@ -100,6 +100,11 @@ export function createRemoteSessionActivities(deps: ActivityDeps) {
         createdAt: now,
         updatedAt: now,
       });
+      // Multi-user machines: the OS account the user's session runs as (users.system_account), when set.
+      const [owner] = await db
+        .select({ systemAccount: t.users.systemAccount })
+        .from(t.users)
+        .where(eq(t.users.id, input.userId));
       // rotate = revoke whatever an earlier attempt of this activity issued, then issue.
       const token = await tokens.rotate(tokenRequest(input));
       await commands.queue({
@@ -114,6 +119,7 @@ export function createRemoteSessionActivities(deps: ActivityDeps) {
           project_path: input.projectPath,
           proxy_token: token.token,
           proxy_base_url: input.proxyBaseUrl,
+          ...(owner?.systemAccount ? { system_account: owner.systemAccount } : {}),
         },
       });
       return { tokenIssuedAt: now.getTime(), tokenExpiresAt: token.expiresAt.getTime() };

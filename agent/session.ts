@@ -11,7 +11,7 @@
 // note and the turn is ended: a stream CLI is restarted (resuming its conversation), a per-turn
 // process is terminated. A turn that the CLI itself ends with an error gets a `turn_error` note.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, lchownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildCliEnv, type CliAdapter, type TurnUsage } from './adapters.ts';
@@ -27,6 +27,7 @@ import {
   SandboxUnavailableError,
   sandboxedOrBare,
 } from './sandbox/launch.ts';
+import type { SystemAccount } from './system-account.ts';
 import { passedThroughProxy } from './usage.ts';
 
 const IS_WINDOWS = process.platform === 'win32';
@@ -59,6 +60,8 @@ export interface SessionSpec {
    * masked even where a project contains them. `off`: unconfined, with a warning at every start.
    */
   sandbox?: { mode: SandboxMode; hide: string[] };
+  /** Multi-user machines: the OS account the session's processes run as (agent/system-account.ts). */
+  runAs?: SystemAccount;
 }
 
 export class Session {
@@ -325,6 +328,7 @@ export class Session {
       child = spawn(jail.command, jail.args, {
         cwd: this.spec.projectPath,
         env: jail.env,
+        ...(this.spec.runAs ? { uid: this.spec.runAs.uid, gid: this.spec.runAs.gid } : {}),
         detached: !IS_WINDOWS,
         stdio: ['pipe', 'pipe', 'pipe'],
         windowsHide: true,
@@ -459,13 +463,16 @@ export class Session {
   }
 
   /** What the sandbox of this session's processes (CLI, terminal) sees beyond its working directory. */
-  get sandboxView(): { mode: SandboxMode; home: string; writable: string[]; hide: string[] } | undefined {
+  get sandboxView():
+    | { mode: SandboxMode; home: string; writable: string[]; hide: string[]; runAs?: SystemAccount }
+    | undefined {
     if (!this.sessionDir || !this.home) return undefined;
     return {
       mode: this.sandboxMode,
       home: this.home,
       writable: [this.sessionDir],
       hide: this.spec.sandbox?.hide ?? [],
+      ...(this.spec.runAs ? { runAs: this.spec.runAs } : {}),
     };
   }
 
@@ -486,6 +493,7 @@ export class Session {
           writable: view.writable,
           hide: view.hide,
           proxyBaseUrl: this.spec.proxyBaseUrl,
+          runAs: this.spec.runAs ?? null,
         },
         (message) => {
           this.log.warn(message, { session_id: this.spec.sessionId });
@@ -516,6 +524,13 @@ export class Session {
       this.sessionDir = mkdtempSync(path.join(base, `${safeId}-`));
       mkdirSync(path.join(this.sessionDir, 'home'), { mode: 0o700 });
       this.sessionEnv = adapter.prepareSessionDir?.(this.sessionDir, this.cliProxyBaseUrl) ?? {};
+      // Multi-user: the session's directory and home belong to the account its processes run as, and
+      // the account may pass through (not list) the state folder and the agent's folder above it to
+      // reach them; config.json stays 0600, other sessions' directories 0700 of their own accounts.
+      if (this.spec.runAs) {
+        chownTree(this.sessionDir, this.spec.runAs.uid, this.spec.runAs.gid);
+        for (const dir of [base, path.dirname(base)]) chmodSync(dir, statSync(dir).mode | 0o111);
+      }
       return true;
     } catch (err) {
       this.channel.note('start_failed', `could not prepare the CLI's session files: ${errorMessage(err)}`);
@@ -581,5 +596,15 @@ export class Session {
         });
       }
     }
+  }
+}
+
+/** chown -R, without following symlinks (the tree is the agent's own, just written). */
+function chownTree(dir: string, uid: number, gid: number): void {
+  lchownSync(dir, uid, gid);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) chownTree(p, uid, gid);
+    else lchownSync(p, uid, gid);
   }
 }

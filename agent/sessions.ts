@@ -5,6 +5,7 @@ import type { AgentConfig } from './config.ts';
 import { errorMessage, type Logger } from './log.ts';
 import type { Command } from './protocol.ts';
 import { Session } from './session.ts';
+import { decideSystemAccount } from './system-account.ts';
 import type { UsageReporter } from './usage.ts';
 import { confineProjectPath, MODEL_PATTERN, resolveWorkRoots, type WorkRoots } from './work-roots.ts';
 
@@ -148,7 +149,11 @@ export class SessionManager {
     if (!executable)
       return refuse(`unknown cli_tool "${cliTool}" and no cli_path configured on this machine`);
 
+    const account = decideSystemAccount(str(payload.system_account));
+    if (account.kind === 'refused') return refuse(account.reason);
+
     const channel = new SessionChannel(sessionId, this.emit);
+    if (account.kind === 'unavailable') channel.note('system_account_not_used', account.reason);
     let turns = 0;
     const session: Session = new Session(
       {
@@ -173,6 +178,7 @@ export class SessionManager {
         stopGraceMs: this.config.stop_grace_period * 1000,
         stateDir: this.stateDir,
         // The agent's own folders (config and token, install, other sessions) are never visible.
+        ...(account.kind === 'switch' ? { runAs: account.account } : {}),
         sandbox: {
           mode: this.config.sandbox,
           hide: [...this.workRoots.protectedDirs, ...(this.stateDir ? [this.stateDir] : [])],

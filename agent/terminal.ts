@@ -52,6 +52,8 @@ export interface SessionSandboxView {
   home: string;
   writable: string[];
   hide: string[];
+  /** Multi-user machines: the session's OS account; the shell runs as it too. */
+  runAs?: { uid: number; gid: number };
 }
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -107,6 +109,7 @@ class Terminal {
         env,
         writable: view.writable,
         hide: view.hide,
+        runAs: view.runAs ?? null,
       },
       (message) => this.log.warn(message, { terminal_id: this.id, session_id: this.sessionId }),
     );
@@ -115,6 +118,7 @@ class Terminal {
     this.child = spawn('script', ['-q', '-e', '-f', '-c', inner, '/dev/null'], {
       cwd,
       env: this.jail.env,
+      ...(view.runAs ? { uid: view.runAs.uid, gid: view.runAs.gid } : {}),
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
