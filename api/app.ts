@@ -3,12 +3,11 @@
 import express, { type Express } from 'express';
 import type { AppDeps } from './deps.ts';
 import { httpLogger } from './logger.ts';
+import { jsonBody } from './middleware/body.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { hostCheck } from './middleware/host-check.ts';
 import { mountRoutes, mountStreamingRoutes } from './routes/index.ts';
 import { webAppRouter } from './web-app.ts';
-
-export const BODY_LIMIT = '50mb';
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
@@ -18,7 +17,8 @@ export function createApp(deps: AppDeps): Express {
   app.use(deps.metrics.middleware);
   app.use(httpLogger(deps.logger));
   mountStreamingRoutes(app, deps);
-  app.use(express.json({ limit: BODY_LIMIT }));
+  // 1 MB, never inflated; the few routes that need more read it after their auth (api/middleware/body.ts).
+  app.use(jsonBody);
   mountRoutes(app, deps);
   // The web application (web/dist) after every API route: unknown /api paths still reach notFoundHandler.
   app.use(webAppRouter(undefined, { connectOrigins: deps.settings.SVC_WEB_CONNECT_ORIGINS }));

@@ -12,6 +12,7 @@ import { remoteSessionsRepository } from '../../../db/repositories/remote-sessio
 import { NotFoundError, UnauthorizedError } from '../../../domain/errors.ts';
 import { remoteSecretMatches } from '../../../domain/remote-tokens.ts';
 import type { AppDeps } from '../../deps.ts';
+import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { terminalRelayHub } from '../../terminal-relay-hub.ts';
 
@@ -60,6 +61,7 @@ export function terminalAgentRouter(deps: AppDeps): Router {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     const machine = await authenticateAgent(req);
+    await readLargeJson(req, res);
     const body = postRemoteAgentTerminals.body(req);
     const terminal = hub.find(String(req.params.terminalId));
     if (!terminal || terminal.machineId !== machine.machineId) throw new NotFoundError(TERMINAL_NOT_FOUND);
