@@ -6,6 +6,7 @@ import { httpLogger } from './logger.ts';
 import { jsonBody } from './middleware/body.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { hostCheck } from './middleware/host-check.ts';
+import { noSniff } from './middleware/nosniff.ts';
 import { mountRoutes, mountStreamingRoutes } from './routes/index.ts';
 import { webAppRouter } from './web-app.ts';
 
@@ -13,6 +14,7 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(deps.settings.SVC_TRUST_PROXY));
+  app.use(noSniff);
   app.use(hostCheck(deps));
   app.use(deps.metrics.middleware);
   app.use(httpLogger(deps.logger));
