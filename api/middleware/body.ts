@@ -6,12 +6,13 @@
 //   with a Content-Encoding (gzip, deflate, br) is refused with 415 before a byte of it is read: the
 //   unauthenticated routes (login, SSO, agent registration) never inflate anything, and no client of
 //   ours compresses its JSON to an ordinary route.
-// - AFTER_AUTH_ROUTES (an agent's poll and terminal output, a workspace session's messages): skipped by
-//   the global parser; the route calls `readLargeJson` once its caller is authenticated, which takes
-//   up to LARGE_JSON_LIMIT_BYTES, still without decompression.
+// - AFTER_AUTH_ROUTES (an agent's poll and terminal output; a workspace session's messages and a
+//   remote session's chat, 1,000,000 characters each; an SSO provider's registration with inline SAML
+//   metadata of up to 1 MiB): skipped by the global parser; the route calls `readLargeJson` once its
+//   caller is authenticated, which takes up to LARGE_JSON_LIMIT_BYTES, still without decompression.
 // - The streamed uploads (/api/upload/messages, /batch) read their own stream after the upload key
 //   check and are the one place where a compressed body is inflated (api/routes/upload-stream.ts,
-//   bounded by decoded size and inflation ratio: inflationGuard below).
+//   bounded by decoded size and inflation ratio: boundedInflate below).
 // - The model proxy reads its own body ahead of Express after its token check (api/routes/remote/
 //   llm-proxy.ts) and forwards it as sent, never inflating it.
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
@@ -33,6 +34,8 @@ const AFTER_AUTH_ROUTES = [
   /^\/api\/remote\/agent\/message\/?$/i,
   /^\/api\/remote\/agent\/terminals\/[^/]+\/?$/i,
   /^\/api\/sessions\/[^/]+\/messages\/?$/i,
+  /^\/api\/sso\/providers\/?$/i,
+  /^\/api\/remote\/sessions\/[^/]+\/chat\/?$/i,
 ];
 
 /**
