@@ -56,6 +56,7 @@ export class Agent {
       {
         agentToken: config.agent_token,
         machineId: config.machine_id,
+        serverUrl: config.server_url,
         workDir: config.work_dir,
         workRoots,
         isSessionActive: (id) => this.sessions.activeSessionIds().includes(id),

@@ -40,6 +40,8 @@ const INHERITED = ['PATH', 'HOME', 'LANG', 'USER', 'SHELL', 'TMPDIR', 'LC_ALL'];
 export interface TerminalHost {
   agentToken: string;
   machineId: string;
+  /** The server the agent polls: when it is https, a relay must be too (the token goes with each call). */
+  serverUrl?: string;
   workDir: string;
   workRoots: WorkRoots;
   isSessionActive(sessionId: string): boolean;
@@ -330,6 +332,12 @@ export class TerminalManager {
     } catch {
       return { ok: false, error: 'payload.relay_url must be an http(s) URL' };
     }
+    if (url.protocol === 'http:' && this.host.serverUrl?.toLowerCase().startsWith('https:'))
+      return {
+        ok: false,
+        error:
+          'payload.relay_url must be https when the server is (the agent token never travels in clear text): set SVC_INSTANCE_URL to an https address',
+      };
     if (!this.host.isSessionActive(sessionId))
       return { ok: false, error: `unknown session ${sessionId || '(none given)'}` };
     if (this.terminals.has(terminalId)) return { ok: true, already_open: true };

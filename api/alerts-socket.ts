@@ -21,6 +21,7 @@ import { alertViewer, SEVERITIES, type Severity, severitiesFrom } from '../domai
 import { type AlertEvent, alertBusFor } from '../services/alerts/bus.ts';
 import type { AppDeps } from './deps.ts';
 import { resolveSession } from './middleware/auth.ts';
+import { originAllowed } from './terminal-socket.ts';
 
 export const ALERTS_NAMESPACE = '/alerts';
 
@@ -44,7 +45,22 @@ function handshakeRequest(req: IncomingMessage, token: unknown): Request {
 }
 
 export function attachAlertSocket(server: HttpServer, deps: AppDeps): { close(): void } {
-  const io = new Server(server, { serveClient: false, cors: { origin: false } });
+  const io = new Server(server, {
+    serveClient: false,
+    cors: { origin: false },
+    // A page of another site cannot open the channel with the visitor's cookie (cross-site WebSocket
+    // hijacking): an Origin, when sent, must be this server's own (the terminal socket's rule).
+    allowRequest: (req, callback) => {
+      const ok = originAllowed(req, deps, deps.settings.SVC_INSTANCE_URL ?? '');
+      callback(ok ? null : 'Origin not allowed', ok);
+    },
+  });
+  // Engine.io answers (polling transport, handshake refusals) bypass Express: nosniff here too.
+  const noSniff = (headers: Record<string, string>) => {
+    headers['X-Content-Type-Options'] = 'nosniff';
+  };
+  io.engine.on('initial_headers', noSniff);
+  io.engine.on('headers', noSniff);
   const nsp = io.of(ALERTS_NAMESPACE);
   const prefs = notificationPreferencesRepository(deps.database.sql);
 

@@ -3,22 +3,24 @@
 import express, { type Express } from 'express';
 import type { AppDeps } from './deps.ts';
 import { httpLogger } from './logger.ts';
+import { jsonBody } from './middleware/body.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { hostCheck } from './middleware/host-check.ts';
+import { noSniff } from './middleware/nosniff.ts';
 import { mountRoutes, mountStreamingRoutes } from './routes/index.ts';
 import { webAppRouter } from './web-app.ts';
-
-export const BODY_LIMIT = '50mb';
 
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy(deps.settings.SVC_TRUST_PROXY));
+  app.use(noSniff);
   app.use(hostCheck(deps));
   app.use(deps.metrics.middleware);
   app.use(httpLogger(deps.logger));
   mountStreamingRoutes(app, deps);
-  app.use(express.json({ limit: BODY_LIMIT }));
+  // 1 MB, never inflated; the few routes that need more read it after their auth (api/middleware/body.ts).
+  app.use(jsonBody);
   mountRoutes(app, deps);
   // The web application (web/dist) after every API route: unknown /api paths still reach notFoundHandler.
   app.use(webAppRouter(undefined, { connectOrigins: deps.settings.SVC_WEB_CONNECT_ORIGINS }));

@@ -63,9 +63,10 @@ export async function login(
     lockoutMinutes: settings.login_lockout_minutes,
   };
 
-  const state = await attempts.find(key);
-  const locked = lockedUntil(state, now);
-  if (locked) {
+  // The attempt is counted BEFORE the password is compared (one atomic statement): of a burst of
+  // concurrent guesses at most the policy's number are compared; the rest find the name locked.
+  const reservation = await attempts.reserveAttempt(key, now, policy);
+  if (!reservation.reserved) {
     await writeAudit(deps, req, {
       action: 'LOGIN_LOCKED',
       resourceType: 'user',
@@ -74,7 +75,7 @@ export async function login(
       tenantId: null,
       username: key,
     });
-    throw new LoginLockedError(secondsUntil(locked, now));
+    throw new LoginLockedError(secondsUntil(reservation.lockedUntil, now));
   }
 
   const found =
@@ -88,8 +89,11 @@ export async function login(
   const ok = found !== undefined && matches;
 
   if (!ok || !candidate) {
-    const { lockedUntil: stored } = await attempts.recordFailure(key, now, policy);
-    const lock = lockedUntil({ attemptCount: 0, lockedUntil: stored, lastAttemptAt: now }, now);
+    // Already counted by the reservation; its count may have locked the name.
+    const lock = lockedUntil(
+      { attemptCount: 0, lockedUntil: reservation.lockedUntil, lastAttemptAt: now },
+      now,
+    );
     await writeAudit(deps, req, {
       action: 'LOGIN_FAILED',
       resourceType: 'user',
@@ -113,8 +117,9 @@ export async function login(
   }
 
   const user = found!.user;
+  // The right password: the reserved attempt (and any count before it) is not a failure.
+  await attempts.clear(key);
   await refuseUnlessMayLogIn(deps, req, user, found!.tenant, 'LOGIN_REFUSED');
-  if (state) await attempts.clear(key);
   return openLoginSession(deps, req, user, { action: 'LOGIN' });
 }
 

@@ -33,6 +33,7 @@ import { writeAudit } from './audit.ts';
 import type { AppDeps } from './deps.ts';
 import { resolveSession } from './middleware/auth.ts';
 import { remoteAccess } from './routes/remote/access.ts';
+import { agentRelayUrl } from './routes/remote/public-url.ts';
 import { type RelayTerminal, terminalRelayHub } from './terminal-relay-hub.ts';
 
 export const TERMINAL_NOT_OWNER = 3010;
@@ -251,7 +252,7 @@ export function attachTerminalSocket(
       commandType: 'terminal.open',
       payload: {
         terminal_id: terminal.id,
-        relay_url: hub.instanceUrl,
+        relay_url: agentRelayUrl(deps.settings, hub.instanceUrl),
         project_path: session.projectPath,
         cols,
         rows,

@@ -6,7 +6,9 @@
  * depending on the SDK; cookies could carry our own session), minus the headers that pick which
  * account the provider bills (a caller must not choose the organisation or project the tenant's key
  * is charged to), then the provider's own auth header.
- * Towards the caller: the provider's headers minus hop-by-hop headers.
+ * Towards the caller: only the provider headers an SDK or CLI reads (RESPONSE_ALLOWED, below): the
+ * body's framing and type, caching, the provider's request id, retry and rate-limit advice. Never a
+ * cookie, never the provider's server internals (server, via, x-envoy-*, cf-*, organisation ids).
  */
 import type { OutgoingHttpHeaders } from 'node:http';
 
@@ -67,13 +69,39 @@ export function requestHeadersForUpstream(
   return headers;
 }
 
+/**
+ * The provider response headers passed back (issue 25 item 6). content-length only when its value is
+ * a plain number (forward.ts drops it where it rewrites the body); content-encoding because a provider
+ * may compress regardless of our accept-encoding: identity, and the body is passed as it came.
+ */
+const RESPONSE_ALLOWED = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'cache-control',
+  'retry-after',
+  'retry-after-ms',
+  'x-should-retry',
+  'request-id',
+  'x-request-id',
+  'openai-processing-ms',
+  'openai-version',
+]);
+/** Rate-limit advice of Anthropic (anthropic-ratelimit-*), OpenAI and others (x-ratelimit-*, ratelimit-*). */
+const RESPONSE_ALLOWED_PREFIXES = ['anthropic-ratelimit-', 'x-ratelimit-', 'ratelimit-'];
+
+function passedBack(name: string, value: string): boolean {
+  if (name === 'content-length') return /^\d{1,15}$/.test(value.trim());
+  return RESPONSE_ALLOWED.has(name) || RESPONSE_ALLOWED_PREFIXES.some((p) => name.startsWith(p));
+}
+
 /** Filters the provider's raw response headers into a flat name/value list for writeHead. */
 export function responseHeadersForClient(rawHeaders: readonly string[]): string[] {
   const dropped = namedInConnection(rawHeaders);
   const headers: string[] = [];
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i].toLowerCase();
-    if (HOP_BY_HOP.has(name) || dropped?.has(name)) continue;
+    if (!passedBack(name, rawHeaders[i + 1]) || dropped?.has(name)) continue;
     headers.push(rawHeaders[i], rawHeaders[i + 1]);
   }
   return headers;

@@ -11,7 +11,7 @@ import { UsageChunkFilter } from '../../domain/proxy/stream-usage-option.ts';
 import { stringValueChars } from '../../domain/usage/estimate.ts';
 import { parseJson } from '../../domain/usage/usage.ts';
 
-/** The API's JSON body limit (api/app.ts BODY_LIMIT, 50 MB): the most a request body is held for. */
+/** The large JSON body limit (api/middleware/body.ts, 50 MB): the most a request body is held for. */
 export const MAX_HELD_BODY_BYTES = 50 * 1024 * 1024;
 
 export type HeldBody = { ok: true; body: Buffer } | { ok: false; reason: 'too_large' | 'aborted' };

@@ -2,6 +2,7 @@
 // the right status. Stack traces and internal messages are logged, never sent.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError } from '../../domain/errors.ts';
+import { COMPRESSED_BODY_REFUSED } from './body.ts';
 
 export const notFoundHandler: RequestHandler = (_req, res) => {
   res.status(404).json({ error: 'Not found' });
@@ -18,7 +19,12 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   }
   // body-parser errors carry `type` and `status`.
   if (err?.type === 'entity.too.large') {
-    res.status(413).json({ error: 'Request body too large (limit 50 MB)' });
+    const mb = Number(err.limit) / 1024 / 1024;
+    res.status(413).json({ error: `Request body too large (limit ${Number.isFinite(mb) ? mb : 1} MB)` });
+    return;
+  }
+  if (err?.type === 'encoding.unsupported') {
+    res.status(415).json({ error: COMPRESSED_BODY_REFUSED });
     return;
   }
   if (err?.type === 'entity.parse.failed') {

@@ -8,6 +8,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { type AuditFilters, type AuditRow, auditRepository } from '../../db/repositories/audit.ts';
 import { usersRepository } from '../../db/repositories/users.ts';
+import { csvLine } from '../../domain/csv.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../domain/errors.ts';
 import { inScope, readScope } from '../../domain/tenant-scope.ts';
 import { writeAudit } from '../audit.ts';
@@ -163,16 +164,9 @@ const getAuditUserIdActivity = endpoint({
   },
 });
 
-/** RFC 4180 quoting; cells a spreadsheet would run as a formula get a leading apostrophe. */
-export function csvCell(v: unknown): string {
-  let s = v == null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
 export function toCsv(rows: ReturnType<typeof auditView>[]): string {
   const lines = [CSV_COLUMNS.join(',')];
-  for (const r of rows) lines.push(CSV_COLUMNS.map((c) => csvCell(r[c])).join(','));
+  for (const r of rows) lines.push(csvLine(CSV_COLUMNS.map((c) => r[c])));
   return `${lines.join('\r\n')}\r\n`;
 }
 

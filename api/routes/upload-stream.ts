@@ -16,7 +16,6 @@
 // - An error after rows were stored (malformed JSON in the middle, a limit passed by a chunked body, a
 //   late envelope field) answers with the progress: per list {received, stored, duplicates}, the first
 //   `received` rows of the list are done (they stay stored; uploading them again is idempotent).
-import { pipeline } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
@@ -30,6 +29,7 @@ import {
 import { CHUNK_ROWS, ingestService } from '../../services/usage/ingest.ts';
 import type { AppDeps } from '../deps.ts';
 import { BodyTooLargeError, MalformedBodyError, readJsonEnvelope } from '../json-envelope-stream.ts';
+import { boundedInflate, InflationLimitError, MAX_INFLATION_RATIO } from '../middleware/body.ts';
 import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { answer, RowList, uploadAuth, uploadWriters } from './upload.ts';
@@ -61,6 +61,7 @@ const ENVELOPE_FIELDS = new Set(['date', 'tool_name', 'host_name']);
 
 const tooLarge = (message: string, extra: Record<string, unknown> = {}) => new AppError(413, message, extra);
 const BODY_LIMIT_TEXT = `Request body too large (limit ${MAX_BODY_BYTES / 1024 / 1024} MB)`;
+const INFLATION_LIMIT_TEXT = `Compressed body inflates too far (limit ${MAX_INFLATION_RATIO} times its compressed size and ${MAX_BODY_BYTES / 1024 / 1024} MB decoded)`;
 const ROW_LIMIT_TEXT = `Too many rows (limit ${MAX_ROWS.toLocaleString('en-US')} per request)`;
 
 /** The request body, decoded when it is gzip or deflate. */
@@ -68,8 +69,8 @@ function bodyOf(req: Request): AsyncIterable<Buffer> {
   const encoding = (req.get('content-encoding') ?? 'identity').toLowerCase();
   if (encoding === 'identity') return req;
   const inflate = encoding === 'gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : undefined;
-  // pipeline, not pipe: a client that goes away ends the inflated stream too (with an error).
-  if (inflate) return pipeline(req, inflate, () => {});
+  // Inflated only here, after the upload key check, bounded in size and ratio (api/middleware/body.ts).
+  if (inflate) return boundedInflate(req, inflate, MAX_BODY_BYTES);
   throw new AppError(415, `Unsupported Content-Encoding "${encoding}" (use gzip, deflate or none)`);
 }
 
@@ -107,6 +108,7 @@ async function streamBody(
         handlers.progress(),
       );
     if (e instanceof BodyTooLargeError) throw tooLarge(BODY_LIMIT_TEXT, handlers.progress());
+    if (e instanceof InflationLimitError) throw tooLarge(INFLATION_LIMIT_TEXT, handlers.progress());
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && code.startsWith('Z_'))
       throw new BadRequestError(`Malformed ${req.get('content-encoding')} body`, handlers.progress());

@@ -37,6 +37,7 @@ import {
 } from '../../domain/workspace/session-rules.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate, callerIsAdministrator } from '../middleware/auth.ts';
+import { readLargeJson } from '../middleware/body.ts';
 import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 
@@ -300,6 +301,7 @@ export function workspaceSessionsRouter(deps: AppDeps): Router {
   });
 
   r.post('/api/sessions/:session_id/messages', postSessionsIdMessages, auth, async (req, res) => {
+    await readLargeJson(req, res);
     const row = await accessible(req);
     const b = postSessionsIdMessages.body(req);
     const now = deps.now();

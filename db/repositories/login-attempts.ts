@@ -3,11 +3,15 @@ import { eq, sql } from 'drizzle-orm';
 import { countWindowStart, type LockoutPolicy, lockAfterFailure } from '../../domain/login-lockout.ts';
 import type { DatabaseHandle } from '../client.ts';
 
-export interface FailureOutcome {
-  count: number;
-  /** Set when this failure (or a concurrent one) locked the name. */
-  lockedUntil: Date | null;
-}
+/**
+ * A reserved attempt: counted before the password is compared, so a burst of concurrent guesses
+ * cannot all be compared before the lock applies. `lockedUntil` is set when this attempt's count
+ * reached the limit (the name is locked unless this very attempt turns out right). `reserved: false`:
+ * the name was already locked, nothing was counted, and the password must not be compared.
+ */
+export type AttemptReservation =
+  | { reserved: true; count: number; lockedUntil: Date | null }
+  | { reserved: false; lockedUntil: Date };
 
 export function loginAttemptsRepository({ db, t }: DatabaseHandle) {
   const a = t.loginAttempts;
@@ -17,13 +21,15 @@ export function loginAttemptsRepository({ db, t }: DatabaseHandle) {
       return row;
     },
     /**
-     * Counts one failure and takes the lock decision in ONE statement, from the incremented value, so
-     * concurrent failures can neither overwrite each other's count nor all miss the threshold (the
-     * old read-then-write let 40 parallel failures leave the count at 1). The count starts again at 1
-     * when the stored lock has ended or the last failure is older than the lockout window (the rule
-     * of domain/login-lockout.ts, evaluated against the row as it is at write time).
+     * Reserves one attempt (counted as a failure until `clear` says it was right) and takes the lock
+     * decision in ONE statement, from the incremented value, so concurrent attempts can neither
+     * overwrite each other's count nor all miss the threshold. A name locked at write time is not
+     * updated (the conditional DO UPDATE returns no row): the attempt is refused before any password
+     * is compared, on both databases. The count starts again at 1 when the stored lock has ended or the
+     * last failure is older than the lockout window (the rule of domain/login-lockout.ts, evaluated
+     * against the row as it is at write time).
      */
-    async recordFailure(username: string, at: Date, policy: LockoutPolicy): Promise<FailureOutcome> {
+    async reserveAttempt(username: string, at: Date, policy: LockoutPolicy): Promise<AttemptReservation> {
       const p = (d: Date) => sql.param(d, a.lastAttemptAt);
       const lockUntil = lockAfterFailure(policy.maxAttempts, at, policy)!;
       const restarts = sql`((${a.lockedUntil} IS NOT NULL AND ${a.lockedUntil} <= ${p(at)}) OR ${a.lastAttemptAt} IS NULL OR ${a.lastAttemptAt} < ${p(countWindowStart(at, policy))})`;
@@ -43,9 +49,13 @@ export function loginAttemptsRepository({ db, t }: DatabaseHandle) {
             lastAttemptAt: at,
             lockedUntil: sql`(CASE WHEN ${next} >= ${policy.maxAttempts} THEN ${sql.param(lockUntil, a.lockedUntil)} WHEN ${restarts} THEN NULL ELSE ${a.lockedUntil} END)`,
           },
+          setWhere: sql`(${a.lockedUntil} IS NULL OR ${a.lockedUntil} <= ${p(at)})`,
         })
         .returning({ count: a.attemptCount, lockedUntil: a.lockedUntil });
-      return { count: row!.count, lockedUntil: row!.lockedUntil };
+      if (row) return { reserved: true, count: row.count, lockedUntil: row.lockedUntil };
+      // Locked: read the lock for Retry-After (a success may have cleared it in between).
+      const held = await this.find(username);
+      return { reserved: false, lockedUntil: held?.lockedUntil ?? lockUntil };
     },
     async clear(username: string): Promise<void> {
       await db.delete(a).where(eq(a.username, username));

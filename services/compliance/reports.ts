@@ -1,14 +1,14 @@
 // Compliance reports (issue 11 item 4; spec document 2 "Compliance (admin)"): builds a report of one
 // type (domain/compliance/report-types.ts) over a period inside a read scope, renders it as JSON or
-// formula-safe CSV (csvCell of the audit-log export), and saves it (compliance_reports) so it can be
+// formula-safe CSV (domain/csv.ts, as every export), and saves it (compliance_reports) so it can be
 // listed and fetched again. Every report is {summary, rows}: the CSV is its rows.
 import { randomUUID } from 'node:crypto';
-import { csvCell } from '../../api/routes/audit-logs.ts';
 import type { DatabaseHandle } from '../../db/client.ts';
 import { complianceReportsRepository } from '../../db/repositories/compliance/reports.ts';
 import { complianceSignalsRepository } from '../../db/repositories/compliance/signals.ts';
 import { auditPatterns } from '../../domain/compliance/audit-patterns.ts';
 import type { ReportType } from '../../domain/compliance/report-types.ts';
+import { csvLine } from '../../domain/csv.ts';
 import type { ReadScope } from '../../domain/tenant-scope.ts';
 import { auditAnalysis } from './audit-analysis.ts';
 import { retentionService } from './retention.ts';
@@ -37,8 +37,8 @@ const SECURITY_SEVERITIES = new Set(['warning', 'error', 'critical', 'high']);
 export function rowsToCsv(rows: readonly Row[]): string {
   const columns: string[] = [];
   for (const r of rows) for (const k of Object.keys(r)) if (!columns.includes(k)) columns.push(k);
-  const lines = [columns.map(csvCell).join(',')];
-  for (const r of rows) lines.push(columns.map((c) => csvCell(r[c])).join(','));
+  const lines = [csvLine(columns)];
+  for (const r of rows) lines.push(csvLine(columns.map((c) => r[c])));
   return `${lines.join('\r\n')}\r\n`;
 }
 

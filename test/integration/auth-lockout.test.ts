@@ -178,3 +178,21 @@ test('the count starts again after a quiet window and after a lock has ended', a
   assert.equal(await count(), 1, 'a failure after the lock ended starts a new count');
   assert.equal((await attempt(u.username, u.password)).status, 200);
 });
+
+test('a concurrent burst with the right password inside it is decided before any password is compared', async () => {
+  // Issue 25: the lock was read before the password was compared and written after it, so a burst of
+  // guesses was compared in full and a right one inside it logged in past the limit. Each attempt is
+  // now counted (reserved) first: after 4 failures only ONE attempt of the burst is compared.
+  const u = await createUser(app, admin, { role: 'user' });
+  for (let i = 0; i < 4; i++) assert.equal((await attempt(u.username, 'wrong-password')).status, 401);
+  const burst = await Promise.all(
+    Array.from({ length: 30 }, (_, i) => attempt(u.username, i === 29 ? u.password : 'wrong-password')),
+  );
+  const statuses = burst.map((r) => r.status);
+  const compared = statuses.filter((s) => s === 401 || s === 200);
+  assert.equal(compared.length, 1, `one attempt compared, the rest locked: ${JSON.stringify(statuses)}`);
+  assert.equal(statuses.filter((s) => s === 429).length, 29);
+  // Whatever the order, the name ends up locked unless the one compared attempt was the right one.
+  const loggedIn = statuses.includes(200);
+  assert.equal((await attempt(u.username, u.password)).status, loggedIn ? 200 : 429);
+});

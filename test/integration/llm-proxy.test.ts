@@ -403,6 +403,39 @@ describe('forwarding with the official clients', () => {
     assert.equal(u.daily!.tokensUsed, 0);
   });
 
+  test('only allow-listed provider headers come back: no Set-Cookie, no server internals; nosniff', async () => {
+    const s = await newSession('openai');
+    mock.setBehaviour({
+      extraHeaders: {
+        'set-cookie': 'provider_session=abc; Path=/',
+        'x-internal-upstream': 'pod-17.internal',
+        server: 'envoy',
+        'x-ratelimit-remaining-requests': '99',
+      },
+    });
+    try {
+      const res = await fetch(`${proxyUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+      assert.equal(res.headers.get('set-cookie'), null);
+      assert.equal(res.headers.get('x-internal-upstream'), null);
+      assert.notEqual(res.headers.get('server'), 'envoy');
+      assert.match(res.headers.get('x-request-id') ?? '', /^req_mock_/);
+      assert.equal(res.headers.get('x-ratelimit-remaining-requests'), '99');
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    } finally {
+      mock.setBehaviour({ extraHeaders: undefined });
+    }
+    const refused = await fetch(`${proxyUrl}/v1/chat/completions`, { method: 'POST' });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('x-content-type-options'), 'nosniff');
+  });
+
   test('provider errors pass through with their status and are not counted', async () => {
     const s = await newSession('anthropic');
     mock.setBehaviour({ errorStatus: 400 });

@@ -131,7 +131,7 @@ describe('requestHeadersForUpstream', () => {
 });
 
 describe('responseHeadersForClient', () => {
-  it('keeps end-to-end headers with their case and repeats, drops hop-by-hop ones', () => {
+  it('passes back only the allow-listed headers, with their case and repeats', () => {
     // biome-ignore format: one name/value pair per line
     const raw = [
       'Content-Type', 'text/event-stream',
@@ -141,16 +141,32 @@ describe('responseHeadersForClient', () => {
       'Keep-Alive', 'timeout=60',
       'Set-Cookie', 'a=1',
       'Set-Cookie', 'b=2',
+      'Server', 'envoy',
+      'x-envoy-upstream-service-time', '12',
+      'anthropic-organization-id', 'org-1',
       'x-request-id', 'req_1',
+      'request-id', 'req_2',
       'retry-after', '7',
+      'x-should-retry', 'false',
+      'anthropic-ratelimit-requests-remaining', '9',
+      'x-ratelimit-remaining-tokens', '100',
+      'Cache-Control', 'no-cache',
     ];
     // biome-ignore format: one name/value pair per line
     assert.deepEqual(responseHeadersForClient(raw), [
       'Content-Type', 'text/event-stream',
-      'Set-Cookie', 'a=1',
-      'Set-Cookie', 'b=2',
       'x-request-id', 'req_1',
+      'request-id', 'req_2',
       'retry-after', '7',
+      'x-should-retry', 'false',
+      'anthropic-ratelimit-requests-remaining', '9',
+      'x-ratelimit-remaining-tokens', '100',
+      'Cache-Control', 'no-cache',
     ]);
+  });
+
+  it('keeps content-length only when it is a plain number', () => {
+    assert.deepEqual(responseHeadersForClient(['Content-Length', '12']), ['Content-Length', '12']);
+    assert.deepEqual(responseHeadersForClient(['Content-Length', '12, 13']), []);
   });
 });

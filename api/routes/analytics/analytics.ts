@@ -3,7 +3,7 @@
 // All need an administrator (api/middleware/auth.ts requireAdmin: system admin, tenant admin, or
 // admin_access); the export also needs export_analysis. System administrators see every tenant, a
 // tenant admin its own (rule 5). The CSV export escapes cells exactly as the audit-log export does
-// (api/routes/audit-logs.ts csvCell: RFC 4180 quoting, formula-looking cells prefixed with `'`).
+// (domain/csv.ts: quoting, formula-looking cells prefixed with `'`, per OWASP).
 import { Router } from 'express';
 import { z } from 'zod';
 import { ANOMALY_METHOD } from '../../../domain/analytics/anomalies.ts';
@@ -16,12 +16,12 @@ import {
   round2,
   userTotals,
 } from '../../../domain/analytics/figures.ts';
+import { csvLine } from '../../../domain/csv.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requireAdmin, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { anyObject, count, day, nullableString } from '../../openapi/shapes.ts';
-import { csvCell } from '../audit-logs.ts';
 import {
   ANALYSIS_WINDOW_DAYS,
   anomaliesIn,
@@ -127,7 +127,7 @@ const getAnalyticsExport = endpoint({
 
 export function exportCsv(rows: readonly ExportRow[]): string {
   const lines = [EXPORT_COLUMNS.join(',')];
-  for (const r of rows) lines.push(EXPORT_COLUMNS.map((c) => csvCell(r[c])).join(','));
+  for (const r of rows) lines.push(csvLine(EXPORT_COLUMNS.map((c) => r[c])));
   return `${lines.join('\r\n')}\r\n`;
 }
 

@@ -21,6 +21,7 @@ import { remoteBus, topics } from '../../../services/remote-bus.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
+import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import {
   INSTALL_SCRIPT_CONTENT_TYPE,
@@ -264,6 +265,7 @@ export function agentRouter(deps: AppDeps): Router {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     const machine = await authenticateAgent(machines, req);
+    await readLargeJson(req, res);
     const body = postRemoteAgentMessage.body(req);
     const heartbeat = { agentVersion: body.heartbeat?.agent_version, ipAddress: req.ip };
     // Written at most once a second (domain/remote-heartbeat.ts): not a commit in front of every poll.

@@ -113,10 +113,11 @@ export function assignmentsRouter(deps: AppDeps): Router {
         'Machine administrator access required',
       );
     const target = await users.findById(body.user_id);
-    if (!target || target.deletedAt) throw new BadRequestError('Unknown user_id');
-    // Tenant isolation covers machine permissions: no assignment across tenants.
-    if (target.tenantId != null && machine.tenantId != null && target.tenantId !== machine.tenantId)
-      throw new BadRequestError('The user belongs to another tenant than the machine');
+    // Tenant isolation covers machine permissions: no assignment across tenants. Another tenant's user
+    // answers exactly as a missing one, so a machine admin cannot probe which ids exist elsewhere.
+    const foreign =
+      target?.tenantId != null && machine.tenantId != null && target.tenantId !== machine.tenantId;
+    if (!target || target.deletedAt || foreign) throw new BadRequestError('Unknown user_id');
     const existing = await assignments.find(machineId, body.user_id);
     // Re-assigning an admin as `user` would demote it, which only a system admin may do.
     if (existing?.permission === 'admin' && decision.stored !== 'admin' && !mayRevoke(standing, 'admin'))

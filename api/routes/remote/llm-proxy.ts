@@ -83,6 +83,7 @@ import { type ForwardResult, forwardToProvider } from '../../llm-proxy/forward.t
 import { providerAuthHeaders } from '../../llm-proxy/provider-auth.ts';
 import { type ProxyErrorType, sendProxyError } from '../../llm-proxy/proxy-error.ts';
 import { readRequestBody } from '../../llm-proxy/stream-usage-rewrite.ts';
+import { setNoSniff } from '../../middleware/nosniff.ts';
 
 export const LLM_PROXY_PREFIX = '/api/remote/llm-proxy';
 
@@ -623,6 +624,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
   return (req: ProxyRequest, res: ServerResponse): void => {
     const started = performance.now();
     req.id = requestIdOf(req);
+    setNoSniff(res);
     handle(req, res, started).catch((error) => {
       deps.logger.error(
         { err: (error as Error)?.message, req: { id: req.id } },

@@ -27,6 +27,7 @@ import { remoteMessagesFor } from '../../../services/usage/remote-messages.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
+import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { remoteSessionControl } from '../../remote-session-control.ts';
 import { remoteAccess, type SessionAccess } from './access.ts';
@@ -279,6 +280,7 @@ export function sessionsRouter(deps: AppDeps): Router {
   }
 
   r.post('/api/remote/sessions/:id/chat', postRemoteSessionsChat, auth, async (req, res) => {
+    await readLargeJson(req, res); // up to MAX_CHAT_CHARS characters: more than the 1 MB default
     const { content } = postRemoteSessionsChat.body(req);
     const { session } = await liveSession(req, 'REMOTE_SESSION_CHAT');
     const now = deps.now();

@@ -11,6 +11,7 @@ import { remoteMachinesRepository } from '../../../db/repositories/remote-machin
 import { remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
 import { NotFoundError } from '../../../domain/errors.ts';
 import type { AppDeps } from '../../deps.ts';
+import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { terminalRelayHub } from '../../terminal-relay-hub.ts';
 import { authenticateAgent } from './agent-auth.ts';
@@ -50,6 +51,7 @@ export function terminalAgentRouter(deps: AppDeps): Router {
     const gone = new AbortController();
     res.on('close', () => gone.abort());
     const machine = await authenticateAgent(machines, req);
+    await readLargeJson(req, res);
     const body = postRemoteAgentTerminals.body(req);
     const terminal = hub.find(String(req.params.terminalId));
     if (!terminal || terminal.machineId !== machine.machineId) throw new NotFoundError(TERMINAL_NOT_FOUND);

@@ -5,31 +5,47 @@
 // HttpOnly, SameSite=Lax cookie holding the state, scoped to this provider's callback path for the
 // state's 10 minutes; the callback requires it to equal the `state` parameter (timing-safe) before the
 // state is consumed, and clears it. Lax cookies travel with the top-level GET the provider redirects to.
+//
+// SAML (issue 25) is bound the same way, on its ACS path and with the RelayState as the value. The IdP
+// returns the browser with a cross-site form POST, on which a Lax cookie is not sent: this cookie is
+// SameSite=None and therefore Secure (browsers keep Secure cookies on http://localhost too; elsewhere
+// SAML needs the service on https, which SAML needs anyway).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { LOGIN_STATE_TTL_MS } from '../../../services/sso/login-state.ts';
 
 export const BINDING_COOKIE = 'sso_login_state';
 
-const pathFor = (providerName: string) => `/api/sso/callback/${encodeURIComponent(providerName)}`;
+/** OIDC/OAuth2 logins come back by a GET to their callback, SAML logins by a POST to their ACS. */
+export type LoginFlow = 'oauth' | 'saml';
 
-export function setBrowserBinding(req: Request, res: Response, providerName: string, rawState: string) {
+function cookieOptions(req: Request, providerName: string, flow: LoginFlow) {
+  const name = encodeURIComponent(providerName);
+  return flow === 'saml'
+    ? { httpOnly: true, sameSite: 'none' as const, secure: true, path: `/api/sso/acs/${name}` }
+    : { httpOnly: true, sameSite: 'lax' as const, secure: req.secure, path: `/api/sso/callback/${name}` };
+}
+
+export function setBrowserBinding(
+  req: Request,
+  res: Response,
+  providerName: string,
+  rawState: string,
+  flow: LoginFlow = 'oauth',
+) {
   res.cookie(BINDING_COOKIE, rawState, {
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: req.secure,
-    path: pathFor(providerName),
+    ...cookieOptions(req, providerName, flow),
     maxAge: LOGIN_STATE_TTL_MS,
   });
 }
 
-export function clearBrowserBinding(req: Request, res: Response, providerName: string) {
-  res.clearCookie(BINDING_COOKIE, {
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: req.secure,
-    path: pathFor(providerName),
-  });
+export function clearBrowserBinding(
+  req: Request,
+  res: Response,
+  providerName: string,
+  flow: LoginFlow = 'oauth',
+) {
+  res.clearCookie(BINDING_COOKIE, cookieOptions(req, providerName, flow));
 }
 
 function cookieValue(header: string | undefined): string | undefined {

@@ -89,8 +89,11 @@ export function ssoLoginRouter(deps: AppDeps): Router {
     const provider = await providerFor(req, name);
     let location: string;
     try {
-      if (provider.providerType === 'saml') location = await startSamlLogin(deps, provider, { returnTo });
-      else {
+      if (provider.providerType === 'saml') {
+        const started = await startSamlLogin(deps, provider, { returnTo });
+        setBrowserBinding(req, res, provider.name, started.relayState, 'saml');
+        location = started.location;
+      } else {
         const started = await startOAuthLogin(deps, provider, returnTo);
         setBrowserBinding(req, res, provider.name, started.state);
         location = started.url;

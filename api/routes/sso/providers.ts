@@ -33,6 +33,7 @@ import { parseSamlRegistration } from '../../../services/sso/saml/registration.t
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { authenticate, requireAdmin, resolveSession } from '../../middleware/auth.ts';
+import { readLargeJson } from '../../middleware/body.ts';
 import { parseInput } from '../../middleware/validate.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 
@@ -152,6 +153,8 @@ export function ssoProvidersRouter(deps: AppDeps): Router {
   r.post('/api/sso/providers', postSsoProviders, auth, requireAdmin, async (req, res) => {
     if (!isSystemAdmin(req.auth.user))
       throw new ForbiddenError('Only a system administrator can register an identity provider');
+    // Inline SAML metadata may take up to 1 MiB (SAML_METADATA_MAX_BYTES): more than the 1 MB default.
+    await readLargeJson(req, res);
     const head = postSsoProviders.body(req);
     const tenantId = await targetTenant(head.tenant_id);
     let config: Record<string, unknown>;

@@ -22,6 +22,7 @@ import { signInExternalIdentity } from '../../../services/sso/sign-in.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
+import { browserBound, clearBrowserBinding } from './browser-binding.ts';
 import { ssoBrowserRefusal } from './browser-refusal.ts';
 
 export const SSO_SAML_REFUSED = 'SSO_SAML_REFUSED';
@@ -95,7 +96,8 @@ export function samlRouter(deps: AppDeps): Router {
   r.post(
     '/api/sso/acs/:provider_name',
     postSsoAcs,
-    express.urlencoded({ extended: false, limit: ACS_BODY_LIMIT, parameterLimit: 10 }),
+    // inflate: false: nothing is decompressed before the assertion is checked (api/middleware/body.ts).
+    express.urlencoded({ extended: false, limit: ACS_BODY_LIMIT, parameterLimit: 10, inflate: false }),
     async (req: Request, res: Response) => {
       res.setHeader('cache-control', 'no-store');
       res.setHeader('referrer-policy', 'no-referrer');
@@ -118,6 +120,7 @@ export function samlRouter(deps: AppDeps): Router {
         outcome = await consumeSamlResponse(deps, provider, {
           samlResponse: body.SAMLResponse,
           relayState: body.RelayState,
+          browserBound: (relayState) => browserBound(req, relayState),
         });
       } catch (err) {
         if (err instanceof SamlRefusal) {
@@ -128,6 +131,7 @@ export function samlRouter(deps: AppDeps): Router {
         await auditSamlRefusal(deps, req, name, 'internal_error');
         throw new UnauthorizedError(SAML_LOGIN_FAILED);
       }
+      clearBrowserBinding(req, res, provider.name, 'saml');
       const { identity } = outcome;
       await signInExternalIdentity(deps, req, res, {
         provider,

@@ -14,6 +14,8 @@
 //      without comments, the mapped attributes with email required; then the replay pre-check;
 //   4. samlify 2.13 `parseLoginResponse` as a second opinion: XML schema (xmllint), status, the
 //      signature again (a KeyInfo certificate that is not ours is refused), issuer, Conditions window;
+//   0. (after the cheap field checks) the RelayState equals the binding cookie of the browser that
+//      started the login (api/routes/sso/browser-binding.ts: login CSRF);
 //   5. the RelayState consumed (single use, bound request id); 6. InResponseTo of Response and
 //      confirmation = that request id; 7. the assertion id recorded (insert-or-refuse: of concurrent
 //      posts of one assertion, one wins).
@@ -65,7 +67,7 @@ function samlifyReason(err: unknown): string {
 export async function consumeSamlResponse(
   deps: AcsDeps,
   provider: SamlProviderRef,
-  input: { samlResponse: unknown; relayState: unknown },
+  input: { samlResponse: unknown; relayState: unknown; browserBound: (relayState: string) => boolean },
 ): Promise<AcsOutcome> {
   const cfg = samlConfigOf(provider.config);
   const encoded = input.samlResponse;
@@ -75,6 +77,9 @@ export async function consumeSamlResponse(
   if (!BASE64.test(compact)) throw new SamlRefusal('saml_response_not_base64');
   if (typeof input.relayState !== 'string' || input.relayState.length === 0)
     throw new SamlRefusal('relay_state_missing');
+  // 0. The browser posting is the one that started this login (its binding cookie holds the RelayState):
+  //    a response the attacker obtained for their own login cannot be posted through a victim's browser.
+  if (!input.browserBound(input.relayState)) throw new SamlRefusal('browser_binding_mismatch');
   const xml = Buffer.from(compact, 'base64').toString('utf8');
 
   // 1. DTD / entities before any parser, then a strict parse.

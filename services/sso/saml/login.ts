@@ -20,7 +20,7 @@ export async function startSamlLogin(
   deps: LoginStateDeps,
   provider: SamlProviderRef,
   opts: { returnTo?: string } = {},
-): Promise<string> {
+): Promise<{ location: string; relayState: string }> {
   const cfg = samlConfigOf(provider.config);
   const requestId = newSamlRequestId();
   const relayState = await createLoginState(deps, {
@@ -32,5 +32,6 @@ export async function startSamlLogin(
   const sp = serviceProviderOf(cfg, { requestId });
   const { id, context } = sp.createLoginRequest(identityProviderOf(cfg), 'redirect', { relayState });
   if (id !== requestId) throw new Error('samlify did not use the generated AuthnRequest id');
-  return context;
+  // The RelayState goes back to the route too: it binds the login to this browser (browser-binding.ts).
+  return { location: context, relayState };
 }

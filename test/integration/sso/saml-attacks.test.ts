@@ -94,15 +94,20 @@ const validXml = (s: StartedLogin, user = victim()) =>
 async function expectRefused(
   reason: string,
   build: (s: StartedLogin) => string | Promise<string>,
-  opts: { relayState?: (s: StartedLogin) => string | undefined; raw?: boolean } = {},
+  opts: { relayState?: (s: StartedLogin) => string | undefined; raw?: boolean; cookie?: string } = {},
 ) {
   const started = await startSamlLogin(app.url, idp, spMetadata, NAME);
   const payload = await build(started);
   const before = await snapshot();
-  const res = await postToAcs(app.url, NAME, {
-    SAMLResponse: opts.raw ? payload : toBase64(payload),
-    RelayState: opts.relayState ? opts.relayState(started) : started.relayState,
-  });
+  const res = await postToAcs(
+    app.url,
+    NAME,
+    {
+      SAMLResponse: opts.raw ? payload : toBase64(payload),
+      RelayState: opts.relayState ? opts.relayState(started) : started.relayState,
+    },
+    { cookie: opts.cookie },
+  );
   const text = await res.text();
   assert.equal(res.status, 401, text);
   assert.deepEqual(JSON.parse(text), { error: 'SAML login failed' });
@@ -420,8 +425,13 @@ describe('replay and RelayState', () => {
   });
 
   test('RelayState unknown, missing, or already used', async () => {
+    // A made-up RelayState has no binding cookie in any browser; with a forged one it is still unknown.
+    await expectRefused('browser_binding_mismatch', (s) => validXml(s), {
+      relayState: () => 'not-a-state-we-issued',
+    });
     await expectRefused('relay_unknown_state', (s) => validXml(s), {
       relayState: () => 'not-a-state-we-issued',
+      cookie: 'sso_login_state=not-a-state-we-issued',
     });
     await expectRefused('relay_state_missing', (s) => validXml(s), { relayState: () => undefined });
     // A RelayState consumed by a completed login cannot carry a second (fresh) assertion.

@@ -164,6 +164,47 @@ describe('SAML login', () => {
     assert.ok(sessionCookieOf(res));
   });
 
+  test('the ACS is bound to the browser that started the login: without its cookie, refused (login CSRF)', async () => {
+    const started = await startSamlLogin(app.url, idp, spMetadata, NAME);
+    // HttpOnly, sent with the IdP's cross-site form post (SameSite=None, so Secure), only to this ACS.
+    assert.match(started.bindingCookie, /^sso_login_state=[^;]+;/);
+    for (const attr of ['HttpOnly', 'Secure', 'SameSite=None', `Path=/api/sso/acs/${NAME}`])
+      assert.ok(started.bindingCookie.includes(attr), `${attr} in ${started.bindingCookie}`);
+    const who = uniqueName('mallory');
+    const signed = () =>
+      toBase64(
+        idp.sign(
+          idp.responseXml(
+            sp,
+            { nameId: who, attributes: { mail: `${who}@corp.example` } },
+            { requestId: started.requestId },
+          ),
+          'response',
+        ),
+      );
+    // The attacker's own, valid login, posted through a victim's browser: no binding cookie, or another login's.
+    const other = await startSamlLogin(app.url, idp, spMetadata, NAME);
+    for (const cookie of ['', other.bindingCookie.split(';')[0]!]) {
+      const res = await postToAcs(
+        app.url,
+        NAME,
+        { SAMLResponse: signed(), RelayState: started.relayState },
+        { cookie },
+      );
+      assert.equal(res.status, 401, `cookie "${cookie}"`);
+      assert.deepEqual(await res.json(), { error: 'SAML login failed' });
+      assert.equal(sessionCookieOf(res), undefined);
+    }
+    const [audit] = await app.database.sql.query<{ details: string }>(
+      "SELECT details FROM audit_logs WHERE action = 'SSO_SAML_REFUSED' ORDER BY id DESC LIMIT 1",
+    );
+    assert.match(String(audit?.details ?? ''), /browser_binding_mismatch/);
+    // Refused before the RelayState was consumed: the browser that started it still completes it.
+    const ok = await postToAcs(app.url, NAME, { SAMLResponse: signed(), RelayState: started.relayState });
+    assert.equal(ok.status, 303, await ok.clone().text());
+    assert.ok(sessionCookieOf(ok));
+  });
+
   test('a response with both the assertion and the whole Response signed is accepted', async () => {
     const started = await startSamlLogin(app.url, idp, spMetadata, NAME);
     const who = uniqueName('carol');
