@@ -8,7 +8,7 @@
 //   ours compresses its JSON to an ordinary route.
 // - AFTER_AUTH_ROUTES (an agent's poll and terminal output; a workspace session's messages and a
 //   remote session's chat, 1,000,000 characters each; an SSO provider's registration with inline SAML
-//   metadata of up to 1 MiB): skipped by the global parser; the route calls `readLargeJson` once its
+//   metadata of up to 1 MiB; a batch of autonomous workflows, up to 50 requirements of 20,000 characters): skipped by the global parser; the route calls `readLargeJson` once its
 //   caller is authenticated, which takes up to LARGE_JSON_LIMIT_BYTES, still without decompression.
 // - The streamed uploads (/api/upload/messages, /batch) read their own stream after the upload key
 //   check and are the one place where a compressed body is inflated (api/routes/upload-stream.ts,
@@ -22,7 +22,7 @@ import { AppError } from '../../domain/errors.ts';
 export const JSON_LIMIT_BYTES = 1024 * 1024;
 export const LARGE_JSON_LIMIT_BYTES = 50 * 1024 * 1024;
 /** A compressed upload may inflate this many times its compressed size (JSON rows compress ~10-30x). */
-export const MAX_INFLATION_RATIO = 100;
+export const MAX_INFLATION_RATIO = 30;
 /** Decoded bytes allowed whatever the ratio: a small body may compress better than large ones do. */
 export const INFLATION_ALLOWANCE_BYTES = 1024 * 1024;
 
@@ -36,6 +36,7 @@ const AFTER_AUTH_ROUTES = [
   /^\/api\/sessions\/[^/]+\/messages\/?$/i,
   /^\/api\/sso\/providers\/?$/i,
   /^\/api\/remote\/sessions\/[^/]+\/chat\/?$/i,
+  /^\/api\/autonomous\/workflows\/?$/i,
 ];
 
 /**

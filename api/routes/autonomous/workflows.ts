@@ -25,6 +25,7 @@ import { autonomousDeletion } from '../../../services/autonomous/delete.ts';
 import { autonomousRuns, BACKGROUND_UNAVAILABLE } from '../../../services/autonomous/temporal-runs.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
+import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { AUTONOMOUS_PARAMS, autonomousAccess, BATCH_ID, mayRunAutonomous } from './access.ts';
 import { createdAnswer, milestoneAnswer, workflowAnswer, workflowDetailAnswer } from './answers.ts';
@@ -108,6 +109,8 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
   const mayRun = mayRunAutonomous(deps);
 
   r.post('/api/autonomous/workflows', postAutonomousWorkflows, mayRun, async (req, res) => {
+    // A batch can pass the ordinary 1 MB limit: read after the caller is known (api/middleware/body.ts).
+    await readLargeJson(req, res);
     const created = await createAutonomousWorkflows(deps, req.auth.user, req.body);
     const rows: WorkflowRow[] = created.kind === 'single' ? [created.workflow] : created.workflows;
     const started: string[] = [];
