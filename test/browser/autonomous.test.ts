@@ -21,6 +21,7 @@ import { processState, waitForFile } from '../integration/autonomous/runner-supp
 import {
   startWorkflowWorld,
   stepScript,
+  UNCONFINED,
   type WorkflowWorld,
 } from '../integration/autonomous/workflow-support.ts';
 import { PASSWORD } from '../support/actors.ts';
@@ -34,7 +35,7 @@ let owner: Session;
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-web-autonomous-'));
 
 before(async () => {
-  world = await startWorkflowWorld();
+  world = await startWorkflowWorld({ env: UNCONFINED }); // pid files in the test's temp dir
   browser = await launchBrowser();
   const { db, t } = world.app.database;
   const [u] = await db.select().from(t.users).where(eq(t.users.id, world.userId));
