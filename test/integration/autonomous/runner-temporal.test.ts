@@ -15,6 +15,7 @@ import { temporalAddress } from '../../support/harness.ts';
 import {
   newWorkflow,
   type RunnerWorld,
+  sandboxPid,
   startRunnerWorld,
   waitForFile,
   waitGone,
@@ -89,8 +90,8 @@ describe('autonomous runner as a Temporal activity', () => {
       workflowId: `runner-probe-${workflowId}`,
       args: [{ workflowId, line: 'main', prompt: 'work', worktreePath: worktree, cliTool: 'cli_beta' }],
     });
-    const pid = Number(await waitForFile(path.join(worktree, '.svc-fake/pid')));
-    const child = Number(await waitForFile(path.join(worktree, '.svc-fake/child.pid')));
+    const pid = await sandboxPid(path.join(worktree, '.svc-fake/pid'), worktree);
+    const child = await sandboxPid(path.join(worktree, '.svc-fake/child.pid'), worktree);
     await waitForFile(path.join(worktree, '.svc-fake/called'));
 
     let detail: Record<string, unknown> | undefined;

@@ -19,7 +19,7 @@ import {
 } from '../../../workflows/autonomous/contract.ts';
 import { ANTHROPIC_CREDIT_TOO_LOW } from '../../fixtures/mock-provider.ts';
 import { waitForFile } from './runner-support.ts';
-import { startWorkflowWorld, stepScript, UNISOLATED, type WorkflowWorld } from './workflow-support.ts';
+import { startWorkflowWorld, stepScript, UNCONFINED, type WorkflowWorld } from './workflow-support.ts';
 
 let world: WorkflowWorld;
 const actor: Actor = { userId: 0, username: 'reviewer-1' };
@@ -27,7 +27,7 @@ const tmp = mkdtempSync(path.join(os.tmpdir(), 'svc-wf-outcomes-'));
 const NO_CREDIT = 'MARK-NO-CREDIT-FOR-WORKFLOW';
 
 before(async () => {
-  world = await startWorkflowWorld({ env: UNISOLATED }); // pid files in a private temp dir
+  world = await startWorkflowWorld({ env: UNCONFINED }); // pid files in a private temp dir
   actor.userId = world.userId;
 });
 after(async () => {

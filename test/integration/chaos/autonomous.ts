@@ -30,6 +30,9 @@ export const AUTONOMOUS_CLI = path.join(REPO, 'test/fixtures/fake-autonomous-cli
 export const autonomousEnv = (apiUrl: string) => ({
   SVC_AUTONOMOUS__CLI_PATHS: JSON.stringify({ cli_beta: AUTONOMOUS_CLI }),
   SVC_AUTONOMOUS__PROXY_BASE_URL: apiUrl,
+  // The chaos checks watch the CLI from outside (a pid file in their own dir, /proc/<pid>/cwd): run
+  // it unconfined; the sandbox's own behaviour is tested in test/integration/autonomous/sandbox.test.ts.
+  SVC_SANDBOX: 'off',
 });
 
 const git = (cwd: string, ...args: string[]) =>
