@@ -4,6 +4,7 @@
 // workflow histories or the captured logs.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -103,7 +104,13 @@ describe('autonomous runner as a Temporal activity', () => {
       else await sleep(200);
     }
     assert.ok(detail, 'a heartbeat detail was recorded');
-    assert.equal(detail.pid, pid);
+    // The pid reported is the run's own process (the sandbox's outer one): the CLI descends from it.
+    const ancestors: number[] = [];
+    for (let p = pid; p > 1 && ancestors.length < 8; ) {
+      p = Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+      ancestors.push(p);
+    }
+    assert.ok(ancestors.includes(detail.pid as number), `${detail.pid} is not an ancestor of the CLI ${pid}`);
     assert.equal(detail.state, 'running');
     assert.equal(detail.attempt, 1);
     assert.deepEqual(Object.keys(detail).sort(), ['attempt', 'lines', 'pid', 'run_ms', 'state']);

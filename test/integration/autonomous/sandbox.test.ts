@@ -67,6 +67,7 @@ interface Report {
   env: Record<string, string>;
   uid: number;
   reads: Record<string, string>;
+  secretsIn: Record<string, boolean>;
   writes: Record<string, string>;
   tamper: Record<string, string>;
   connects: Record<string, string>;
@@ -119,7 +120,8 @@ describe('autonomous CLI in the sandbox', () => {
       secrets.otherRepo,
     ])
       assert.match(r.reads[p] ?? '', /^ERR:/, `${p} was readable: ${r.reads[p]}`);
-    assert.match(r.reads['/proc/1/environ'] ?? '', /^(ERR:|ok:0$)/, 'pid 1 is not the host init');
+    // Pid 1 is the sandbox's own first process: its environment is the CLI's, nothing of the service's.
+    assert.equal(r.secretsIn['/proc/1/environ'] ?? false, false, 'pid 1 is not the host init');
     assert.match(r.reads['/etc/shadow'] ?? '', /^ERR:/);
     assert.equal(r.writes['edited.txt'], 'ok');
     // The Git metadata is bound read-only: the agent cannot plant a hook or change the config.
