@@ -326,6 +326,8 @@ test('an expired owner is taken over; a live one (even unreachable) keeps the re
   skip: usingPostgres() ? false : 'SQLite: the registry is in-process',
 }, async () => {
   const dead = 'http://127.0.0.1:9';
+  // The relay row of an earlier test's terminal may not be released yet (it is, asynchronously, on close).
+  await a.database.sql.query('DELETE FROM terminal_relays WHERE session_id = ?', [sessionId]);
   await a.database.sql.query(
     `INSERT INTO terminal_relays (session_id, instance_url, instance_id, expires_at, updated_at)
        VALUES (?, ?, ?, ?, ?)`,
