@@ -20,9 +20,8 @@ import {
   type FakeMachine,
   type RemoteCast,
   registerFakeMachine,
-  registrationToken,
   scriptedAgent,
-  startAgent,
+  startAssignedAgent,
   waitUntil,
 } from '../support/remote.ts';
 import { api } from '../support/session.ts';
@@ -210,21 +209,8 @@ test('remote session from the UI: create, chat, live output, reload mid-stream, 
 });
 
 test('terminal page: xterm on the relay runs a command on the machine (real agent, real shell)', async () => {
-  const token = await registrationToken(app.url, cast.admin.session, cast.tenantId);
-  const real = startAgent({ serverUrl: app.url, registrationToken: token });
+  const { agent: real, machineId } = await startAssignedAgent(app.url, cast);
   try {
-    const machineId: string = await waitUntil(
-      'registration',
-      async () => real.config().agent_token && real.config().machine_id,
-      20000,
-    );
-    await assign(app.url, cast.admin.session, machineId, cast.userA.id, 'user');
-    await waitUntil(
-      'online',
-      async () =>
-        (await api(app.url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.userA.session })).body
-          .status === 'online',
-    );
     const projectDir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'svc-web-term-')));
     const created = await api(app.url, 'POST', '/api/remote/sessions', {
       auth: cast.userA.session,

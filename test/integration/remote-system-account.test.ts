@@ -10,12 +10,10 @@ import { after, before, test } from 'node:test';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import {
   type AgentProcess,
-  assign,
   buildRemoteCast,
   cliPid,
   type RemoteCast,
-  registrationToken,
-  startAgent,
+  startAssignedAgent,
   waitUntil,
 } from '../support/remote.ts';
 import { api } from '../support/session.ts';
@@ -51,22 +49,8 @@ test('a session of a user with a system_account runs as that account, in the san
   assert.equal(set.status, 200, JSON.stringify(set.body));
   const projectDir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'svc-sysacct-project-')));
   chmodSync(projectDir, 0o777);
-  agent = startAgent({
-    serverUrl: app.url,
-    registrationToken: await registrationToken(app.url, cast.admin.session, cast.tenantId),
-  });
-  const machineId: string = await waitUntil(
-    'registration',
-    async () => agent.config().agent_token && agent.config().machine_id,
-    20_000,
-  );
-  await assign(app.url, cast.admin.session, machineId, cast.userA.id, 'user');
-  await waitUntil(
-    'online',
-    async () =>
-      (await api(app.url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.userA.session })).body
-        .status === 'online',
-  );
+  let machineId: string;
+  ({ agent, machineId } = await startAssignedAgent(app.url, cast));
   const created = await api(app.url, 'POST', '/api/remote/sessions', {
     auth: cast.userA.session,
     body: { machine_id: machineId, project_path: projectDir },

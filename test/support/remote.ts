@@ -318,6 +318,31 @@ export async function cliPid(url: string, auth: Session, sessionId: string, nth 
  * and one session of userA in a fresh project directory whose CLI has started (the terminal relay
  * tests' common start, on one instance or two).
  */
+/** The real agent, registered in the cast's tenant, assigned to `user` (default userA) and online. */
+export async function startAssignedAgent(
+  url: string,
+  cast: RemoteCast,
+  user: { id: number; session: Session } = cast.userA,
+): Promise<{ agent: AgentProcess; machineId: string }> {
+  const agent = startAgent({
+    serverUrl: url,
+    registrationToken: await registrationToken(url, cast.admin.session, cast.tenantId),
+  });
+  const machineId: string = await waitUntil(
+    'registration',
+    async () => agent.config().agent_token && agent.config().machine_id,
+    20000,
+  );
+  await assign(url, cast.admin.session, machineId, user.id, 'user');
+  await waitUntil(
+    'online',
+    async () =>
+      (await api(url, 'GET', `/api/remote/machines/${machineId}`, { auth: user.session })).body.status ===
+      'online',
+  );
+  return { agent, machineId };
+}
+
 export async function startAgentSession(
   url: string,
   cast: RemoteCast,

@@ -78,6 +78,19 @@ const report = (worktree: string) =>
   JSON.parse(readFileSync(path.join(worktree, '.svc-fake', 'report.json'), 'utf8')) as Report;
 
 const port = (url: string) => new URL(url).port;
+/** One step of the scripted fake CLI on the main line. */
+const step = (workflowId: string, worktree: string) =>
+  runner.run({
+    workflowId,
+    line: 'main',
+    prompt: 'implement it',
+    worktreePath: worktree,
+    cliTool: 'cli_beta',
+  });
+/** /readyz's sandbox check. */
+const sandboxCheck = async () =>
+  ((await (await fetch(`${world.app.url}/readyz`)).json()) as { checks: Record<string, { status: string }> })
+    .checks.sandbox?.status;
 
 describe('autonomous CLI in the sandbox', () => {
   test('cannot read secrets, the database, an agent token or another repository, nor reach Temporal, the database or other API routes', async () => {
@@ -148,13 +161,7 @@ describe('autonomous CLI in the sandbox', () => {
     const { workflowId, worktree } = await newWorkflow(world);
     writeScript(worktree, { steps: [{ write: { path: 'feature.txt', content: 'done' } }, { call: 2 }] });
     const before = modelCalls(world.mock);
-    const result = await runner.run({
-      workflowId,
-      line: 'main',
-      prompt: 'implement it',
-      worktreePath: worktree,
-      cliTool: 'cli_beta',
-    });
+    const result = await step(workflowId, worktree);
     assert.equal(result.outcome, 'ok', JSON.stringify(result));
     assert.equal(readFileSync(path.join(worktree, 'feature.txt'), 'utf8'), 'done');
     assert.equal(modelCalls(world.mock) - before, 2);
@@ -169,13 +176,7 @@ describe('autonomous CLI in the sandbox', () => {
     process.env.SVC_BWRAP_PATH = '/nonexistent/bwrap';
     forgetSandboxProbe();
     try {
-      const result = await runner.run({
-        workflowId,
-        line: 'main',
-        prompt: 'implement it',
-        worktreePath: worktree,
-        cliTool: 'cli_beta',
-      });
+      const result = await step(workflowId, worktree);
       assert.equal(result.outcome, 'runner_failure');
       assert.match(
         result.errorEnvelope?.message ?? '',
@@ -184,9 +185,7 @@ describe('autonomous CLI in the sandbox', () => {
       assert.equal(modelCalls(world.mock) - before, 0);
       assert.throws(() => readFileSync(path.join(worktree, 'ran.txt')));
       // /readyz says so (reported, not part of readiness).
-      const ready = await fetch(`${world.app.url}/readyz`);
-      const body = (await ready.json()) as { checks: Record<string, { status: string }> };
-      assert.equal(body.checks.sandbox?.status, 'unavailable');
+      assert.equal(await sandboxCheck(), 'unavailable');
     } finally {
       delete process.env.SVC_BWRAP_PATH;
       forgetSandboxProbe();
@@ -199,18 +198,9 @@ describe('autonomous CLI in the sandbox', () => {
     try {
       const { workflowId, worktree } = await newWorkflow(world);
       writeScript(worktree, { steps: [{ call: 1 }] });
-      const result = await runner.run({
-        workflowId,
-        line: 'main',
-        prompt: 'implement it',
-        worktreePath: worktree,
-        cliTool: 'cli_beta',
-      });
+      const result = await step(workflowId, worktree);
       assert.equal(result.outcome, 'ok', JSON.stringify(result));
-      const ready = (await (await fetch(`${world.app.url}/readyz`)).json()) as {
-        checks: Record<string, { status: string }>;
-      };
-      assert.equal(ready.checks.sandbox?.status, 'off');
+      assert.equal(await sandboxCheck(), 'off');
     } finally {
       world.app.settings.SVC_SANDBOX = 'on';
     }
