@@ -81,7 +81,7 @@ test('uploads: no key, no inflation; with the key gzip works and a bomb stops at
   for (const path of ['/api/upload/batch', '/api/upload/messages']) {
     const r = await answerBeforeBody(path, gzipJson, BOMB);
     assert.equal(r.status, 401, path);
-    assert.equal(r.body.error, 'X-Upload-Auth header required');
+    assert.match(r.body.error, /^X-Upload-Auth header required/);
   }
   const key = { 'x-upload-auth': 'test-upload-key' };
   const tool = `gz-${Date.now()}`;
