@@ -26,7 +26,7 @@ import {
   type SandboxMode,
   SandboxUnavailableError,
   sandboxedOrBare,
-} from './sandbox/launch.ts';
+} from './sandbox.ts';
 import type { SystemAccount } from './system-account.ts';
 import { passedThroughProxy } from './usage.ts';
 
@@ -55,7 +55,7 @@ export interface SessionSpec {
   /** Called with the token usage of every turn that reported some (agent/usage.ts). */
   onUsage?: (usage: TurnUsage, viaProxy: boolean) => void;
   /**
-   * The sandbox (agent/sandbox/): `on` (the default) runs the CLI confined to the project, its own
+   * The sandbox (agent/sandbox.ts): `on` (the default) runs the CLI confined to the project, its own
    * session directory and home, reaching only the proxy; `hide` lists the agent's own directories,
    * masked even where a project contains them. `off`: unconfined, with a warning at every start.
    */

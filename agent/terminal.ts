@@ -22,7 +22,7 @@ import {
   type SandboxMode,
   SandboxUnavailableError,
   sandboxedOrBare,
-} from './sandbox/launch.ts';
+} from './sandbox.ts';
 import { postJson } from './transport.ts';
 import { confineProjectPath, type WorkRoots } from './work-roots.ts';
 
@@ -86,7 +86,7 @@ class Terminal {
   }
 
   /**
-   * The shell runs in the session's sandbox (agent/sandbox/: the project, the session's home, no
+   * The shell runs in the session's sandbox (agent/sandbox.ts: the project, the session's home, no
    * network, nothing of the agent's): bubblewrap inside script(1), so the pseudo-terminal is the
    * shell's. Throws SandboxUnavailableError when the sandbox cannot be had.
    */

@@ -23,7 +23,11 @@ export interface AgentFile {
   body: string;
 }
 
-type Source = { kind: 'ts'; file: string } | { kind: 'doc'; file: string } | { kind: 'package' };
+type Source =
+  | { kind: 'ts'; file: string }
+  | { kind: 'doc'; file: string }
+  | { kind: 'js'; file: string }
+  | { kind: 'package' };
 
 /** relative path served -> where it comes from; built once, the only door to the filesystem. */
 const SOURCES: ReadonlyMap<string, Source> = (() => {
@@ -32,6 +36,8 @@ const SOURCES: ReadonlyMap<string, Source> = (() => {
     if (name.endsWith('.ts') && !name.endsWith('.test.ts') && !name.endsWith('.d.ts')) {
       map.set(name.slice(0, -3) + '.js', { kind: 'ts', file: AGENT_DIR + name });
     }
+    // Plain JavaScript served as it is (the sandbox's inner launcher, run by a bare `node`).
+    if (name.endsWith('.mjs')) map.set(name, { kind: 'js', file: AGENT_DIR + name });
   }
   for (const doc of DOCS)
     if (existsSync(AGENT_DIR + doc)) map.set(doc, { kind: 'doc', file: AGENT_DIR + doc });
@@ -88,6 +94,7 @@ async function build(relPath: string, source: Source): Promise<AgentFile> {
     return { contentType: 'application/json; charset=utf-8', body: PACKAGE_JSON };
   const text = readFileSync(source.file, 'utf8');
   if (source.kind === 'doc') return { contentType: 'text/markdown; charset=utf-8', body: text };
+  if (source.kind === 'js') return { contentType: 'text/javascript; charset=utf-8', body: text };
   const result = await transform(text, {
     loader: 'ts',
     format: 'esm',

@@ -21,7 +21,7 @@
 // Runtime: a Node version the repository declares (.nvmrc, .tool-versions, engines.node) and that is
 // installed under $SVC_RUNTIMES_DIR/node/<version>/bin goes first on PATH (services/forge/runtimes.ts);
 // otherwise the service's own, with a note in the log.
-// Sandbox (issue 25): the command runs in the sandbox of agent/sandbox/ with no network; when the
+// Sandbox (issue 25): the command runs in the sandbox of agent/sandbox.ts with no network; when the
 // sandbox cannot be had the run is an `error` that says why, unless SVC_SANDBOX=off (a warning in the log).
 // Isolation (issue 15 item 5, `agent`): CI runs repository code, so when the autonomous runner's
 // isolation decision is `isolated` it runs like the agent CLI (services/autonomous/runner/isolation/
@@ -38,7 +38,7 @@ import {
   type SandboxMode,
   SandboxUnavailableError,
   sandboxedOrBare,
-} from '../../agent/sandbox/launch.ts';
+} from '../../agent/sandbox.ts';
 import type { CiStatus } from '../../domain/forge/types.ts';
 import { AGENT_PATH } from '../autonomous/runner/isolation/agent-env.ts';
 import type { IsolationDecision } from '../autonomous/runner/isolation/decide.ts';
@@ -168,7 +168,7 @@ export async function runCiCommand(opts: {
       note(`CI runs as the agent account ${opts.agent.account.name}`);
     }
     const run = prepared;
-    // Repository code runs in the sandbox (agent/sandbox/): its worktree and scratch writable, the
+    // Repository code runs in the sandbox (agent/sandbox.ts): its worktree and scratch writable, the
     // declared runtime and the Git metadata readable, no network at all.
     try {
       jail = sandboxedOrBare(

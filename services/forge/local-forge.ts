@@ -17,7 +17,7 @@
 //   - method `ff` needs the base to be an ancestor of the head (else refusal `rule`); method `merge`
 //     always writes a merge commit (base first parent, head second), like GitHub's merge method.
 
-import type { SandboxMode } from '../../agent/sandbox/launch.ts';
+import type { SandboxMode } from '../../agent/sandbox.ts';
 import type { Settings } from '../../config/settings.ts';
 import type { DatabaseHandle } from '../../db/client.ts';
 import { forgeCiRunsRepository } from '../../db/repositories/forge/ci-runs.ts';

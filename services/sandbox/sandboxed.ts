@@ -1,4 +1,4 @@
-// The service's side of the sandbox (agent/sandbox/ holds the policy and the launcher, shared with the
+// The service's side of the sandbox (agent/sandbox.ts holds the policy and the launcher, shared with the
 // agent): the operator's switch (SVC_SANDBOX) and its warning at every unconfined run, and the
 // start-up / readiness notice.
 
@@ -8,7 +8,7 @@ import {
   type SandboxRequest,
   sandboxAvailability,
   sandboxedOrBare,
-} from '../../agent/sandbox/launch.ts';
+} from '../../agent/sandbox.ts';
 import { createLogger } from '../../api/logger.ts';
 import type { Settings } from '../../config/settings.ts';
 

@@ -1,9 +1,9 @@
-// The sandbox's pure parts (agent/sandbox/policy.ts, model-proxy-gate.ts allowedTarget): what is bound
+// The sandbox's pure parts (agent/sandbox-policy.ts, sandbox-gate.ts allowedTarget): what is bound
 // how and in which order, and which request targets the model-proxy gate lets through.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { allowedTarget } from '../../agent/sandbox/model-proxy-gate.ts';
-import { bwrapArgs, insideIds, SANDBOX_RUN_DIR } from '../../agent/sandbox/policy.ts';
+import { allowedTarget } from '../../agent/sandbox-gate.ts';
+import { bwrapArgs, insideIds, SANDBOX_RUN_DIR } from '../../agent/sandbox-policy.ts';
 
 const host = {
   exists: () => true,

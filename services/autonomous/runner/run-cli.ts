@@ -30,7 +30,7 @@ import {
   CommandNotFoundError,
   type SandboxedCommand,
   SandboxUnavailableError,
-} from '../../../agent/sandbox/launch.ts';
+} from '../../../agent/sandbox.ts';
 import type { Settings } from '../../../config/settings.ts';
 import type { DatabaseHandle } from '../../../db/client.ts';
 import { sessionProviderErrors } from '../../../db/repositories/session-provider-errors.ts';

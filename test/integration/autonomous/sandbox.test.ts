@@ -1,4 +1,4 @@
-// The sandbox around the autonomous runner's CLI (issue 25 item 1; agent/sandbox/), with real parts:
+// The sandbox around the autonomous runner's CLI (issue 25 item 1; agent/sandbox.ts), with real parts:
 // bubblewrap, the API's model proxy behind the gate, the database and the Temporal dev server of the
 // run. The probe CLI (test/fixtures/isolation-probe-cli.mjs) tries what a prompt-injected agent run by
 // any user would: read the service's secrets and database, another tenant's repository and an agent
@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { forgetSandboxProbe } from '../../../agent/sandbox/launch.ts';
+import { forgetSandboxProbe } from '../../../agent/sandbox.ts';
 import { cliRunner, type RunCliInput } from '../../../services/autonomous/runner/run-cli.ts';
 import { usingPostgres } from '../../support/database.ts';
 import { PROBE_CLI } from './isolation-support.ts';

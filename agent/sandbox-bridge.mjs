@@ -2,7 +2,7 @@
 // process: with a port and socket it listens on that loopback port of the sandbox's own network
 // namespace and bridges each connection to the model-proxy gate's Unix socket (bound in from outside);
 // with `-` for both there is no network. Then it runs the real command as its child and ends with it.
-//   node inner-bridge.mjs <port|-> <socket|-> <command> [args...]
+//   node sandbox-bridge.mjs <port|-> <socket|-> <command> [args...]
 // The child shares this process's group (signals sent to the group by the runner reach both), its
 // stdio is this process's, and its exit code or signal becomes this process's. Signals sent to this
 // process alone are passed on. bubblewrap is started with SIGTERM, SIGINT and SIGHUP ignored (so its

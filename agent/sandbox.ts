@@ -1,4 +1,4 @@
-// Turning a command into its sandboxed form (policy.ts says what it sees): the caller spawns the
+// Turning a command into its sandboxed form (sandbox-policy.ts says what it sees): the caller spawns the
 // returned command, args and env exactly as it would have spawned the bare command (same stdio,
 // process group, uid), and calls close() when the process has ended.
 //
@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type ModelProxyGate, openModelProxyGate } from './model-proxy-gate.ts';
+import { type ModelProxyGate, openModelProxyGate } from './sandbox-gate.ts';
 import {
   bwrapArgs,
   etcFiles,
@@ -30,7 +30,7 @@ import {
   SANDBOX_PROXY_PORT,
   SANDBOX_PROXY_SOCKET,
   SANDBOX_RUN_DIR,
-} from './policy.ts';
+} from './sandbox-policy.ts';
 
 export class SandboxUnavailableError extends Error {}
 /** The command is not on PATH (callers report it as a failed spawn, ENOENT, as without a sandbox). */
@@ -82,7 +82,7 @@ const hostPaths: HostPaths = {
   },
 };
 
-const BRIDGE_SOURCE = path.join(path.dirname(new URL(import.meta.url).pathname), 'inner-bridge.mjs');
+const BRIDGE_SOURCE = path.join(path.dirname(new URL(import.meta.url).pathname), 'sandbox-bridge.mjs');
 const SYSTEM_PREFIXES = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/'];
 
 /** The account bubblewrap starts as: `runAs`, else this process's. */
@@ -214,7 +214,7 @@ export function sandboxCommand(req: SandboxRequest): SandboxedCommand {
   try {
     const ids = insideIds(starter(req.runAs));
     writeEtc(runDir, req.home, ids);
-    // The sandbox's first process is always the inner launcher (inner-bridge.mjs): the model-proxy
+    // The sandbox's first process is always the inner launcher (sandbox-bridge.mjs): the model-proxy
     // bridge when the network is gated, and in every case what gives the command default signal
     // dispositions back (bubblewrap itself runs with SIGTERM/SIGINT/SIGHUP ignored, see below).
     const readable = [...(req.readable ?? []), ...toolRoots(executable), ...toolRoots(process.execPath)];

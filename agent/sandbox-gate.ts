@@ -1,6 +1,6 @@
 // The sandbox's only way out (policy.ts "network"): an HTTP server on a Unix socket, outside the
 // sandbox, that forwards requests under the model proxy's path prefix to the real proxy and answers
-// everything else 403. The sandbox reaches it through inner-bridge.mjs on a loopback port of its own
+// everything else 403. The sandbox reaches it through sandbox-bridge.mjs on a loopback port of its own
 // network namespace, so a sandboxed process can call the model proxy and nothing else: not the API's
 // other routes, not the Temporal port, not the database, not another host.
 //

@@ -17,7 +17,7 @@
 //               read-only path (a project that contains the agent's folder);
 //   processes   its own pid namespace: no other session's process, environ or fds can be seen;
 //   network     its own network namespace: nothing but loopback. With a model-proxy gate
-//               (model-proxy-gate.ts) one loopback port inside is bridged to a Unix socket outside that
+//               (sandbox-gate.ts) one loopback port inside is bridged to a Unix socket outside that
 //               forwards only the model proxy's path prefix, so the Temporal port, the database, the
 //               API's other routes and every other host stay out of reach;
 //   environment exactly the variables given: bubblewrap is started with them alone and passes them on
