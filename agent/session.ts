@@ -448,8 +448,9 @@ export class Session {
     this.finish(code, signal);
   }
 
+  /** Fail closed: anything but an explicit `off` is on. */
   private get sandboxMode(): SandboxMode {
-    return this.spec.sandbox?.mode ?? 'on';
+    return this.spec.sandbox?.mode === 'off' ? 'off' : 'on';
   }
 
   /** The proxy address the CLI is given: the sandbox gate's loopback port when sandboxed. */

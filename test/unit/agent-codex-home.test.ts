@@ -22,6 +22,7 @@ import { CODEX_PROVIDER_ID, codexConfigToml } from '../../agent/codex-home.ts';
 import type { AgentConfig } from '../../agent/config.ts';
 import { Logger } from '../../agent/log.ts';
 import type { AgentEvent } from '../../agent/protocol.ts';
+import { sandboxProxyBaseUrl } from '../../agent/sandbox.ts';
 import { SessionManager } from '../../agent/sessions.ts';
 
 const TOKEN_1 = 'svcpt_first-token-0a1b2c3d4e5f';
@@ -75,7 +76,7 @@ let prompt = '';
 process.stdin.on('data', (c) => (prompt += c));
 process.stdin.on('end', () => {
   const home = process.env.CODEX_HOME;
-  const files = Object.fromEntries(readdirSync(home).map((f) => [f, readFileSync(join(home, f), 'utf8')]));
+  const files = Object.fromEntries(readdirSync(home, { withFileTypes: true }).filter((f) => f.isFile()).map((f) => [f.name, readFileSync(join(home, f.name), 'utf8')]));
   const say = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
   say({ type: 'thread.started', thread_id: 'thread-1' });
   say({ type: 'probe', home, key: process.env.OPENAI_API_KEY, codex_api_key: process.env.CODEX_API_KEY ?? null, files, args: process.argv.slice(2) });
@@ -159,7 +160,8 @@ describe('codex session home', () => {
     assert.equal(first.home, home, 'CODEX_HOME is the session directory, not cli_env');
     assert.equal(first.key, TOKEN_1, 'the proxy token comes from the environment');
     assert.equal(first.codex_api_key, null, 'no credential for the built-in OpenAI provider');
-    assert.match(first.files['config.toml'], new RegExp(`base_url = "${PROXY}"`));
+    // In the sandbox the CLI reaches the proxy through the gate's loopback port (agent/sandbox.ts).
+    assert.match(first.files['config.toml'], new RegExp(`base_url = "${sandboxProxyBaseUrl(PROXY)}"`));
 
     assert.equal((await send('session.rotate_token', { proxy_token: TOKEN_2 })).ok, true);
     assert.equal((await send('session.input', { content: 'fail' })).ok, true);
