@@ -349,23 +349,8 @@ export async function startAgentSession(
   projectPrefix: string,
 ): Promise<{ agent: AgentProcess; machineId: string; sessionId: string; projectDir: string }> {
   const projectDir = realpathSync(mkdtempSync(path.join(os.tmpdir(), projectPrefix)));
-  const agent = startAgent({
-    serverUrl: url,
-    registrationToken: await registrationToken(url, cast.admin.session, cast.tenantId),
-  });
-  const machineId: string = await waitUntil(
-    'registration',
-    async () => agent.config().agent_token && agent.config().machine_id,
-    20000,
-  );
-  await assign(url, cast.admin.session, machineId, cast.userA.id, 'user');
+  const { agent, machineId } = await startAssignedAgent(url, cast);
   await assign(url, cast.admin.session, machineId, cast.userB.id, 'user');
-  await waitUntil(
-    'online',
-    async () =>
-      (await api(url, 'GET', `/api/remote/machines/${machineId}`, { auth: cast.userA.session })).body
-        .status === 'online',
-  );
   const created = await api(url, 'POST', '/api/remote/sessions', {
     auth: cast.userA.session,
     body: { machine_id: machineId, project_path: projectDir },
