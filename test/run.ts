@@ -55,6 +55,8 @@ const child = spawn(
     'tsx',
     '--test',
     `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
+    // A hung test fails after this long instead of holding the whole run (and CI) until it is killed.
+    `--test-timeout=${process.env.TEST_TIMEOUT_MS ?? 480_000}`,
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${path.resolve('test/support/file-times-reporter.mjs')}`,

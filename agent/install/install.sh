@@ -126,26 +126,32 @@ fetch(url)
 ' "$1" "$2"
 }
 
-# download(url, dest, manifest, name): fetch, check the SHA-256 against the manifest, then write.
-download() {
+# download_all(server, staging, manifest, names...): one node process fetches every file, checks each
+# SHA-256 against the manifest and writes it (a process per file made an install take seconds).
+download_all() {
   node -e '
-const [url, dest, manifestPath, name] = process.argv.slice(1);
+const [server, staging, manifestPath, ...names] = process.argv.slice(1);
 const fs = require("fs");
-const entry = JSON.parse(fs.readFileSync(manifestPath, "utf8")).files.find((f) => f.path === name);
-if (!entry) { console.error("download failed: " + name + " is not in the manifest"); process.exit(1); }
-fetch(url)
-  .then(async (res) => {
+const path = require("path");
+const entries = new Map(JSON.parse(fs.readFileSync(manifestPath, "utf8")).files.map((f) => [f.path, f]));
+(async () => {
+  for (const name of names) {
+    const entry = entries.get(name);
+    if (!entry) throw new Error(name + " is not in the manifest");
+    console.log("==> Downloading " + name);
+    const url = server + "/api/remote/agent/files/" + name;
+    const res = await fetch(url);
     if (!res.ok) throw new Error("HTTP " + res.status + " for " + url);
     const body = Buffer.from(await res.arrayBuffer());
     const sha256 = require("crypto").createHash("sha256").update(body).digest("hex");
     if (sha256 !== entry.sha256) throw new Error("checksum mismatch for " + name + " (expected " + entry.sha256 + ", got " + sha256 + ")");
-    fs.writeFileSync(dest, body);
-  })
-  .catch((err) => {
-    console.error("download failed: " + (err.cause ? err.message + ": " + err.cause.message : err.message));
-    process.exit(1);
-  });
-' "$1" "$2" "$3" "$4"
+    fs.writeFileSync(path.join(staging, name), body);
+  }
+})().catch((err) => {
+  console.error("download failed: " + (err.cause ? err.message + ": " + err.cause.message : err.message));
+  process.exit(1);
+});
+' "$@"
 }
 
 say "Installing into $INSTALL_DIR"
@@ -162,10 +168,10 @@ MANIFEST_FILES=$(fetch_manifest "$SERVER_URL/api/remote/agent/files/manifest.jso
 [ -n "$AGENT_FILES" ] || AGENT_FILES=$MANIFEST_FILES
 for file in $AGENT_FILES; do
   case "$file" in */* | ..* | .*) die "refusing unexpected file name from the server: $file" ;; esac
-  say "Downloading $file"
-  download "$SERVER_URL/api/remote/agent/files/$file" "$STAGING/$file" "$STAGING/.manifest.json" "$file" ||
-    die "could not download $file from $SERVER_URL (or its checksum did not match the manifest)"
 done
+# shellcheck disable=SC2086 # one word per file name, checked above
+download_all "$SERVER_URL" "$STAGING" "$STAGING/.manifest.json" $AGENT_FILES ||
+  die "could not download the agent files from $SERVER_URL (or a checksum did not match the manifest)"
 for file in $AGENT_FILES; do
   chmod 644 "$STAGING/$file"
   mv -f "$STAGING/$file" "$INSTALL_DIR/$file"
