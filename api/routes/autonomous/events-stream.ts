@@ -143,43 +143,45 @@ export function autonomousEventsRouter(deps: AppDeps): Router {
       let cursor = 0;
       let live = false;
       let closed = false;
-      let reading = false;
-      let again = false;
       const send = (e: AutonomousActivityEvent) => {
         if (closed || e.seq === undefined || e.seq <= cursor) return;
         cursor = e.seq;
         const frame = activityFrame(e);
         if (frame) res.write(`id: ${e.seq}\n${frame}`);
       };
-      /** Reads and sends every stored event after the cursor; one read at a time. */
-      const catchUp = async () => {
-        if (!live || closed) return;
-        if (reading) {
-          again = true;
-          return;
+      const readAfterCursor = async () => {
+        for (;;) {
+          const events = await bus.after(workflowId, cursor, PAGE);
+          for (const e of events) send(e);
+          if (events.length < PAGE || closed) return;
         }
-        reading = true;
-        try {
-          do {
-            again = false;
-            for (;;) {
-              const events = await bus.after(workflowId, cursor, PAGE);
-              for (const e of events) send(e);
-              if (events.length < PAGE || closed) break;
-            }
-          } while (again && !closed);
-        } catch (err) {
-          if (!closed) deps.logger.warn({ err, workflowId }, 'activity stream read failed');
-        } finally {
-          reading = false;
-        }
+      };
+      /** Reads and sends every stored event after the cursor: one read at a time, at most one queued. */
+      let chain: Promise<void> = Promise.resolve();
+      let queued = false;
+      let busy = false;
+      const catchUp = (): Promise<void> => {
+        if (!live || closed || queued) return chain;
+        queued = true;
+        chain = chain.then(async () => {
+          queued = false;
+          busy = true;
+          try {
+            await readAfterCursor();
+          } catch (err) {
+            if (!closed) deps.logger.warn({ err, workflowId }, 'activity stream read failed');
+          } finally {
+            busy = false;
+          }
+        });
+        return chain;
       };
       let unsubscribe: () => void;
       try {
         // Stored in this process: sent at once when it is the next seq, else read in order.
         unsubscribe = bus.subscribe(workflowId, (e) => {
           if (!live || closed || e.seq === undefined) return;
-          if (!reading && e.seq === cursor + 1) send(e);
+          if (!busy && !queued && e.seq === cursor + 1) send(e);
           else if (e.seq > cursor) void catchUp();
         });
       } catch (err) {
