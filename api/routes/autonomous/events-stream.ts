@@ -208,6 +208,7 @@ export function autonomousEventsRouter(deps: AppDeps): Router {
         stop();
         throw err;
       }
+      if (closed) return; // the client left while the stream was being set up
       open(res);
       res.write('retry: 3000\n\n');
       res.write(
