@@ -28,6 +28,7 @@ import forgeProtection from './versions/0032_forge_protection.ts';
 import milestoneOutcome from './versions/0033_milestone_outcome.ts';
 import tenantAutonomous from './versions/0034_tenant_autonomous.ts';
 import uploadTokens from './versions/0035_upload_tokens.ts';
+import autonomousActivityEvents from './versions/0036_autonomous_activity_events.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -58,6 +59,7 @@ export const MIGRATIONS: Migration[] = [
   milestoneOutcome,
   tenantAutonomous,
   uploadTokens,
+  autonomousActivityEvents,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -17,6 +17,8 @@ export const topics = {
   machineCommands: (machineId: string) => `m:${machineId}`,
   sessionOutput: (sessionId: string) => `s:${sessionId}`,
   commandResponse: (commandId: string) => `c:${commandId}`,
+  /** Activity events of an autonomous workflow were stored (services/autonomous/activity-bus.ts). */
+  autonomousActivity: (workflowId: string) => `a:${workflowId}`,
 };
 
 export interface RemoteBus {

@@ -17,7 +17,7 @@ import type { Phase } from '../../domain/autonomous/states.ts';
 import type { WorkflowState } from '../../domain/autonomous/transitions.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import { classifyForgeError } from '../../domain/forge/error-class.ts';
-import { autonomousActivityBus, statusEvent } from '../../services/autonomous/activity-bus.ts';
+import { activityBusFor, statusEvent } from '../../services/autonomous/activity-bus.ts';
 import { loadAutonomousContext } from '../../services/autonomous/workflow-context.ts';
 import { autonomousWorkspace } from '../../services/autonomous/workspace.ts';
 import type { MergeContext } from '../../services/forge/observe.ts';
@@ -73,7 +73,7 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
   const batches = batchesRepository(deps.database);
   const workspace = autonomousWorkspace(deps);
   const preCommitGate = createPreCommitGate(deps);
-  const bus = autonomousActivityBus;
+  const bus = activityBusFor(deps.database);
   const at = () => deps.now().toISOString();
 
   const toColumns = (f: TransitionFields, retryCount: number): WorkflowFields => {

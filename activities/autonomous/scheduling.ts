@@ -17,7 +17,7 @@ import { type SlotClaim, slotsRepository } from '../../db/repositories/autonomou
 import { autonomousLimits } from '../../domain/autonomous/limits.ts';
 import { isRunning } from '../../domain/autonomous/states.ts';
 import type { WorkflowState } from '../../domain/autonomous/transitions.ts';
-import { autonomousActivityBus, statusEvent } from '../../services/autonomous/activity-bus.ts';
+import { activityBusFor, statusEvent } from '../../services/autonomous/activity-bus.ts';
 import { QuotaCheckError, type QuotaSubject, quotaServiceFor } from '../../services/quota.ts';
 import type { ActivityDeps } from '../index.ts';
 
@@ -46,7 +46,9 @@ export function createAutonomousSchedulingActivities(deps: ActivityDeps) {
       const { maxConcurrentWorkflows } = autonomousLimits(deps.settings);
       const claim = await slots.claim(input.workflowId, input.next, maxConcurrentWorkflows, deps.now());
       if (claim.outcome === 'started')
-        autonomousActivityBus.publish(statusEvent(input.workflowId, 'pending', input.next, deps.now()));
+        activityBusFor(deps.database).publish(
+          statusEvent(input.workflowId, 'pending', input.next, deps.now()),
+        );
       return claim;
     },
 

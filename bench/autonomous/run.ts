@@ -17,7 +17,7 @@ import { eq, inArray } from 'drizzle-orm';
 import { milestonesRepository } from '../../db/repositories/autonomous/milestones.ts';
 import { autonomousLimits } from '../../domain/autonomous/limits.ts';
 import { TERMINAL_STATUSES } from '../../domain/autonomous/states.ts';
-import { autonomousActivityBus } from '../../services/autonomous/activity-bus.ts';
+import { activityBusFor } from '../../services/autonomous/activity-bus.ts';
 import { usingPostgres } from '../../test/support/database.ts';
 import { api } from '../../test/support/session.ts';
 import { temporalWorkflowId } from '../../workflows/autonomous/contract.ts';
@@ -93,7 +93,7 @@ async function createAll(world: BenchWorld, names: string[], clock: ProcessClock
       if (r.status !== 201) throw new Error(`create ${name}: ${r.status} ${JSON.stringify(r.body)}`);
       const id: string = r.body.id;
       // The first CLI step follows the workspace preparation (git), long after this subscription.
-      autonomousActivityBus.subscribe(id, clock.on);
+      activityBusFor(world.database).subscribe(id, clock.on);
       return id;
     }),
   );

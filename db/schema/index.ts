@@ -1,5 +1,6 @@
 // The whole relational schema, one definition for both dialects (see columns.ts).
 export * from './autonomous.ts';
+export * from './autonomous-activity.ts';
 export * from './collectors.ts';
 export * from './compliance.ts';
 export * from './forge.ts';

@@ -7,7 +7,7 @@ export const RETENTION_LIMITS = {
   data_retention_days: { min: 30, max: 3650, default: 365 },
 } as const;
 
-/** Platform-wide purge horizon for consumed tokens and old remote command/output rows. */
+/** Platform-wide purge horizon for consumed tokens, old remote command/output rows and autonomous activity events. */
 export const PURGE_AFTER_DAYS = 30;
 
 const DAY_MS = 86_400_000;

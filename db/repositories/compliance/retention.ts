@@ -60,6 +60,8 @@ export function retentionRepository({ sql }: DatabaseHandle) {
       },
       { table: 'remote_runtime_commands', where: 'created_at < ?', params: [before] },
       { table: 'remote_runtime_outputs', where: 'created_at < ?', params: [before] },
+      // The autonomous live stream is observability, not audit (services/autonomous/activity-bus.ts).
+      { table: 'autonomous_activity_events', where: 'created_at < ?', params: [before] },
     ];
   };
 

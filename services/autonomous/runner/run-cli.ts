@@ -11,8 +11,9 @@
 //      worker's secrets (SVC_ENCRYPTION_KEY, DATABASE_URL, provider keys...) never reach it;
 //   3. its process group is driven by runner/cli-process.ts (pause / resume / cancel from the
 //      workflow's status in the database, the activity's cancellation, the task timeout);
-//   4. its stdout lines become activity events on the process-local bus (activity-bus.ts) and the
-//      facts the outcome is classified from (runner/outcome.ts, runner/line-events.ts);
+//   4. its stdout lines become activity events on the stored bus (activity-bus.ts: every API instance
+//      streams them; the step returns once they are stored) and the facts the outcome is classified
+//      from (runner/outcome.ts, runner/line-events.ts);
 //   5. the token is revoked, and the step's usage is read from the proxy's accounting for the line
 //      (line-usage.ts: daily_messages rows after the line's cursor), never from the CLI's totals.
 // Context overflow: the line's conversation binding is cleared and the step runs once more, fresh,
@@ -37,7 +38,7 @@ import { sessionProviderErrors } from '../../../db/repositories/session-provider
 import { REPO_INTEGRITY_EXIT_CODE, REPO_INTEGRITY_MARKER } from '../../../domain/forge/integrity.ts';
 import { type SessionCallError, splitSessionCallError } from '../../../domain/proxy/session-call-errors.ts';
 import { sandboxed, sandboxStatus, serviceCliProxyBaseUrl } from '../../sandbox/sandboxed.ts';
-import { type ActivityBus, type AutonomousActivityEvent, autonomousActivityBus } from '../activity-bus.ts';
+import { type ActivityPublisher, type AutonomousActivityEvent, activityBusFor } from '../activity-bus.ts';
 import { addUsage, type LineUsage, lineUsage, ZERO_USAGE } from '../line-usage.ts';
 import { type LineState, type SessionLineName, sessionLines } from '../session-lines.ts';
 import { lineHomePath, prepareLineHome } from './cli-home.ts';
@@ -118,7 +119,7 @@ export interface RunnerOptions {
   pollMs?: number;
   heartbeatMs?: number;
   graceMs?: number;
-  bus?: ActivityBus;
+  bus?: ActivityPublisher;
 }
 
 interface Deps {
@@ -190,7 +191,7 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
       await new Promise((r) => setTimeout(r, PROVIDER_ERROR_SETTLE_MS));
     }
   }
-  const bus = options.bus ?? autonomousActivityBus;
+  const bus = options.bus ?? activityBusFor(deps.database);
   const pollMs = options.pollMs ?? 1000;
   const heartbeatMs = options.heartbeatMs ?? 3000;
   const graceMs = options.graceMs ?? 5000;
@@ -462,7 +463,7 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
     }
   }
 
-  async function run(input: RunCliInput, control: RunControl = {}): Promise<RunCliResult> {
+  async function step(input: RunCliInput, control: RunControl): Promise<RunCliResult> {
     const worktree = statSync(input.worktreePath, { throwIfNoEntry: false });
     if (!worktree?.isDirectory()) throw new Error(`worktree ${input.worktreePath} is not a directory`);
     const state = await lines.openLine(input.workflowId, input.line, input.cliTool, input.model ?? null);
@@ -518,6 +519,15 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
         ...(a.integrityViolation ? { integrityViolation: true } : {}),
         attempts,
       };
+    }
+  }
+
+  /** One step; it returns once its activity events are stored (the next step's come after them). */
+  async function run(input: RunCliInput, control: RunControl = {}): Promise<RunCliResult> {
+    try {
+      return await step(input, control);
+    } finally {
+      await bus.flush?.();
     }
   }
 

@@ -2,24 +2,29 @@
 // streamed fetch) against the real API: `connected` at once, the visible keepalive (interval injected
 // through SVC_AUTONOMOUS_STREAM_KEEPALIVE_MS), every bus event of the workflow (and only of that
 // workflow) as `event: <type>`, empty assistant text and thinking estimates never sent, the bus
-// subscription released when the client goes away, and 429 past the bus's per-workflow cap.
+// subscription released when the client goes away, 429 past the bus's per-workflow cap, and the
+// stored stream's ids: Last-Event-ID and `?from=` replay what is stored after / from a seq, then live.
+// (Across processes: activity-bus.test.ts and stream-across-processes.test.ts.)
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AutonomousActivityEvent,
-  autonomousActivityBus,
+  activityBusFor,
   MAX_LISTENERS_PER_WORKFLOW,
+  type StoredActivityBus,
 } from '../../../services/autonomous/activity-bus.ts';
 import { api, type Session } from '../../support/session.ts';
 import { type ApiWorld, createWorkflow, startApiWorld, terminateRuns } from './api-support.ts';
 import { openActivityStream } from './sse-client.ts';
 
 let w: ApiWorld;
+let autonomousActivityBus: StoredActivityBus;
 const created: string[] = [];
 
 before(async () => {
   w = await startApiWorld({ env: { SVC_AUTONOMOUS_STREAM_KEEPALIVE_MS: '150' } });
+  autonomousActivityBus = activityBusFor(w.app.database);
 });
 after(async () => {
   await terminateRuns(w, created);
@@ -119,4 +124,50 @@ test('429 past the per-workflow subscriber cap; 401, 403 and 404 open nothing', 
   assert.equal(admin.status, 200);
   await admin.next('connected');
   admin.close();
+});
+
+test('every event carries its seq as id; Last-Event-ID and ?from= replay the stored ones, then live', async () => {
+  const wf = await createWorkflow(w, w.owner);
+  created.push(wf.id);
+  const say = (text: string) => autonomousActivityBus.publish(event(wf.id, { type: 'assistant_text', text }));
+  say('one');
+  say('two');
+  say('three');
+  await autonomousActivityBus.flush();
+  const texts = (s: Awaited<ReturnType<typeof openStream>>) =>
+    s.events.filter((e) => e.event === 'assistant_text').map((e) => [e.id, JSON.parse(e.data).text]);
+
+  const plain = await openStream(wf.id, w.owner);
+  await plain.next('connected');
+  const resumed = await openActivityStream(w.app.url, wf.id, w.owner, { lastEventId: '1' });
+  await resumed.next('connected');
+  const from = await openActivityStream(w.app.url, wf.id, w.owner, { from: 3 });
+  const beyond = await openActivityStream(w.app.url, wf.id, w.owner, { lastEventId: '99' });
+  await from.next('connected');
+  await beyond.next('connected');
+  say('four');
+  for (const s of [plain, resumed, from, beyond]) {
+    await s.next('assistant_text', 3000);
+    const deadline = Date.now() + 3000;
+    while (!texts(s).some(([, t]) => t === 'four') && Date.now() < deadline) await sleep(10);
+    s.close();
+  }
+  assert.deepEqual(texts(plain), [['4', 'four']], 'a plain connect starts with the next event');
+  assert.deepEqual(texts(resumed), [
+    ['2', 'two'],
+    ['3', 'three'],
+    ['4', 'four'],
+  ]);
+  assert.deepEqual(texts(from), [
+    ['3', 'three'],
+    ['4', 'four'],
+  ]);
+  assert.deepEqual(
+    texts(beyond).map(([, t]) => t),
+    ['one', 'two', 'three', 'four'],
+    'an id past the end',
+  );
+  // The control frames carry no id (they do not move the client's Last-Event-ID).
+  for (const e of plain.events.filter((x) => x.event === 'connected' || x.event === 'keepalive'))
+    assert.equal(e.id, undefined);
 });

@@ -22,6 +22,8 @@ export interface RunnerWorld {
   mock: MockProvider;
   tenantId: number;
   userId: number;
+  /** The user's login (password PASSWORD of test/support/actors.ts). */
+  username: string;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function startRunnerWorld(
     mock,
     tenantId,
     userId: user.id,
+    username: user.username,
     async close() {
       exitIfStuck(); // armed first: a close that never finishes is caught too
       await mock.close();

@@ -9,10 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, eq } from 'drizzle-orm';
 import { sessionLinesRepository } from '../../../db/repositories/autonomous/session-lines.ts';
-import {
-  type AutonomousActivityEvent,
-  autonomousActivityBus,
-} from '../../../services/autonomous/activity-bus.ts';
+import { type AutonomousActivityEvent, activityBusFor } from '../../../services/autonomous/activity-bus.ts';
 import { lineUsage } from '../../../services/autonomous/line-usage.ts';
 import { lineHomePath } from '../../../services/autonomous/runner/cli-home.ts';
 import { recordGroup } from '../../../services/autonomous/runner/leftover.ts';
@@ -62,7 +59,7 @@ const run = (i: RunCliInput, signal?: AbortSignal) =>
 
 function collect(workflowId: string) {
   const events: AutonomousActivityEvent[] = [];
-  const off = autonomousActivityBus.subscribe(workflowId, (e) => events.push(e));
+  const off = activityBusFor(world.app.database).subscribe(workflowId, (e) => events.push(e));
   return { events, off };
 }
 

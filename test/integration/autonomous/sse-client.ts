@@ -11,10 +11,20 @@ export interface Stream {
   close(): void;
 }
 
-export async function openActivityStream(baseUrl: string, workflowId: string, who: Session): Promise<Stream> {
+export async function openActivityStream(
+  baseUrl: string,
+  workflowId: string,
+  who: Session,
+  resume: { lastEventId?: string; from?: number } = {},
+): Promise<Stream> {
   const abort = new AbortController();
-  const res = await fetch(`${baseUrl}/api/autonomous/workflows/${workflowId}/events/stream`, {
-    headers: { ...who.headers, accept: 'text/event-stream' },
+  const query = resume.from === undefined ? '' : `?from=${resume.from}`;
+  const res = await fetch(`${baseUrl}/api/autonomous/workflows/${workflowId}/events/stream${query}`, {
+    headers: {
+      ...who.headers,
+      accept: 'text/event-stream',
+      ...(resume.lastEventId === undefined ? {} : { 'last-event-id': resume.lastEventId }),
+    },
     signal: abort.signal,
   });
   const events: EventSourceMessage[] = [];

@@ -3,15 +3,16 @@
 // runner activity is retried (the orphaned agent process group is killed first), the workflow resumes
 // at the persisted phase, and no milestone is duplicated.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FAKE_CLI, processState, waitForFile, waitGone } from './runner-support.ts';
+import { processState, waitForFile, waitGone } from './runner-support.ts';
 import {
   HAPPY_KINDS,
+  launchWorkerProcess,
   startWorkflowWorld,
   stepScript,
   UNCONFINED,
@@ -30,33 +31,7 @@ after(async () => {
   await world?.close();
 });
 
-function launchWorker(): { child: ChildProcess; output: () => string } {
-  const s = world.app.settings;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts'], {
-    env: {
-      ...process.env,
-      SVC_DATA_DIR: s.SVC_DATA_DIR,
-      DATABASE_URL: s.DATABASE_URL ?? '',
-      TEMPORAL_ADDRESS: s.TEMPORAL_ADDRESS ?? '',
-      TEMPORAL_TASK_QUEUE: s.TEMPORAL_TASK_QUEUE,
-      SVC_ENCRYPTION_KEY: 'test-encryption-key',
-      SECRET_KEY: 'test-secret-key',
-      SVC_UPLOAD_AUTH_KEY: 'test-upload-key',
-      SVC_AUTONOMOUS__CLI_PATHS: JSON.stringify({ cli_beta: FAKE_CLI }),
-      ...UNCONFINED,
-      SVC_AUTONOMOUS__PROXY_BASE_URL: world.app.url,
-      SVC_TEMPORAL_DEV_PORT: '0',
-      SVC_TEMPORAL_UI_PORT: '0',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (b) => (out += b));
-  child.stderr!.on('data', (b) => (out += b));
-  return { child, output: () => out };
-}
+const launchWorker = () => launchWorkerProcess(world, children, UNCONFINED);
 
 test('kill -9 of the worker mid-development resumes at the persisted phase with no duplicated milestone', async () => {
   const pidFile = path.join(tmp, 'impl.pid');

@@ -3,7 +3,7 @@
 // worker, a project repository under the project roots whose `.svc-fake/script.json` scripts each step
 // (fake-autonomous-cli.mjs `byStep`), and helpers to create, start and watch workflows.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,7 +15,7 @@ import { tenantProjectRoot } from '../../../services/autonomous/projects.ts';
 import { AUTONOMOUS_WORKFLOW_TYPE, temporalWorkflowId } from '../../../workflows/autonomous/contract.ts';
 import { gitIn } from '../../fixtures/git-repo.ts';
 import { uniqueName } from '../../support/actors.ts';
-import { type RunnerWorld, startRunnerWorld } from './runner-support.ts';
+import { FAKE_CLI, type RunnerWorld, startRunnerWorld } from './runner-support.ts';
 
 /** The milestones of a workflow that went straight through (no CI repair, no feedback). */
 export const HAPPY_KINDS = [
@@ -165,4 +165,41 @@ export async function startWorkflowWorld(
       }
     },
   };
+}
+
+/**
+ * `npm run worker` as its own process against the world's database and task queue (the world started
+ * with `worker: false`: its API hosts no worker), with the scripted fake CLI as cli_beta and `env` on
+ * top. The caller kills it (it is also pushed to `children`).
+ */
+export function launchWorkerProcess(
+  world: RunnerWorld,
+  children: ChildProcess[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; output: () => string } {
+  const s = world.app.settings;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts'], {
+    env: {
+      ...process.env,
+      SVC_DATA_DIR: s.SVC_DATA_DIR,
+      DATABASE_URL: s.DATABASE_URL ?? '',
+      TEMPORAL_ADDRESS: s.TEMPORAL_ADDRESS ?? '',
+      TEMPORAL_TASK_QUEUE: s.TEMPORAL_TASK_QUEUE,
+      SVC_ENCRYPTION_KEY: 'test-encryption-key',
+      SECRET_KEY: 'test-secret-key',
+      SVC_UPLOAD_AUTH_KEY: 'test-upload-key',
+      SVC_AUTONOMOUS__CLI_PATHS: JSON.stringify({ cli_beta: FAKE_CLI }),
+      SVC_AUTONOMOUS__PROXY_BASE_URL: world.app.url,
+      SVC_TEMPORAL_DEV_PORT: '0',
+      SVC_TEMPORAL_UI_PORT: '0',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  child.stdout!.on('data', (b) => (out += b));
+  child.stderr!.on('data', (b) => (out += b));
+  return { child, output: () => out };
 }
