@@ -271,6 +271,18 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     // whatever that phase run still reports afterwards is stale, even if the workflow is running the
     // same phase again by then (feedback right after a cancelled round).
     if (effects.includes('terminate_process') || t.next.status === 'waiting') phaseEpoch++;
+    // Feedback is handed over before the new state is visible. The main loop waits on `state` and,
+    // once it sees a running status, starts the phase at once: planning builds its prompt from
+    // ctx.feedback in the same activation, development after one more activity (its round update).
+    // The feedback used to join ctx.feedback only after its milestone row was written (an activity
+    // awaited in runEffects, after `state = t.next`), so the next step could start without it:
+    // always after a cancel-round back to planning, and whenever the round update finished first for
+    // development (1 end-to-end run in 3). Now the text is in workflow memory in the same synchronous
+    // stretch as the state change, and the row follows.
+    if (effects.includes('store_feedback_milestone')) {
+      visit++;
+      ctx.feedback = [...ctx.feedback, args.feedback ?? ''];
+    }
     state = t.next;
     await runEffects(effects, args);
     return true;
@@ -289,8 +301,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           if (args.milestoneId != null)
             await acts.cancelAutonomousMilestonesAfter({ workflowId: id, milestoneId: args.milestoneId });
           break;
-        case 'store_feedback_milestone':
-          visit++;
+        case 'store_feedback_milestone': // ctx.feedback and `visit` were moved on in apply
           await acts.recordAutonomousMilestone({
             workflowId: id,
             stepKey: `feedback:${visit}`,
@@ -299,7 +310,6 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
             title: `Feedback from ${args.actor?.username ?? 'the user'}`,
             content: args.feedback ?? '',
           });
-          ctx.feedback = [...ctx.feedback, args.feedback ?? ''];
           break;
         case 'cleanup_branch_and_worktree':
           await acts.cleanupAutonomousWorkspace({ workflowId: id });
