@@ -407,8 +407,19 @@ export const SETTING_NAMES = Object.keys(flatSchema.shape) as (keyof z.infer<typ
 export const sectionEnvName = (section: string, key: string) =>
   `SVC_${section.toUpperCase()}__${key.toUpperCase()}`;
 
+const CONFIG_FILE_NAMES = ['config.json', 'config.yaml', 'config.yml'];
+
+/** The config file of the data directory that is read (the first that exists), or null. */
+export function configFilePath(dataDir: string): string | null {
+  for (const name of CONFIG_FILE_NAMES) {
+    const file = path.join(dataDir, name);
+    if (existsSync(file)) return file;
+  }
+  return null;
+}
+
 function readConfigFile(dataDir: string): Record<string, unknown> {
-  for (const name of ['config.json', 'config.yaml', 'config.yml']) {
+  for (const name of CONFIG_FILE_NAMES) {
     const file = path.join(dataDir, name);
     if (!existsSync(file)) continue;
     const raw = readFileSync(file, 'utf8');
@@ -456,6 +467,15 @@ function loadSection(
   const parsed = sectionSchemas[name].safeParse(merged);
   if (!parsed.success) fail(name, parsed.error.issues[0]!);
   return parsed.data;
+}
+
+/**
+ * Section `name` as the data directory's config file gives it now, defaults for what it leaves out
+ * and no environment override (the caller keeps those: `sources`). For the settings re-read while the
+ * service runs (config/live-settings.ts). Throws SettingsError on an unreadable or invalid file.
+ */
+export function readFileSection<K extends SectionName>(name: K, dataDir: string): Sections[K] {
+  return loadSection(name, readConfigFile(dataDir), {}, {}) as Sections[K];
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {

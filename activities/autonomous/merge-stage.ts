@@ -1,10 +1,11 @@
 // Activities of the merge stage's CI repair (workflows/autonomous/workflow.ts merge(); issue 15 item
 // 3): reading a failed check's log evidence (polled by the workflow, domain/forge/ci-repair.ts
-// ciLogEvidence), and the fix validation baseline and verdict (judgeCiFix: the remote PR head and the
+// ciLogEvidence; each read is kept on the row as its CI diagnostics state), and the fix validation baseline and verdict (judgeCiFix: the remote PR head and the
 // effective PR diff before the repair vs after its push). Inputs and results carry ids, shas,
 // digests and the log tail the agent is shown (8 KiB), never secrets.
 import { ApplicationFailure } from '@temporalio/activity';
 import { workflowsRepository } from '../../db/repositories/autonomous/workflows.ts';
+import { LIMITS } from '../../domain/autonomous/limits.ts';
 import {
   type CiLogEvidence,
   ciLogEvidence,
@@ -19,6 +20,32 @@ import type { ActivityDeps } from '../index.ts';
 
 /** Seconds between two reads of a failed check's log when it says nothing yet (settings override). */
 export const DEFAULT_CI_LOG_POLL_SECONDS = 30;
+
+/**
+ * The row's CI diagnostics state (`ci_diagnostics_state`, JSON), written at every read of a failed
+ * check's log: `diagnosed` (usable evidence went to repair), `waiting` (no usable log yet: read again
+ * later, no repair attempt consumed) or `insufficient` (LIMITS.ciLogDiagnosticsPolls reads without
+ * one: the workflow fails with a permission hint). `polls` counts the reads without usable evidence
+ * of the current failure.
+ */
+export interface CiDiagnosticsState {
+  status: 'diagnosed' | 'waiting' | 'insufficient';
+  evidence: CiLogEvidence;
+  polls: number;
+  max_polls: number;
+  checked_at: string;
+}
+
+export function ciDiagnosticsState(
+  evidence: CiLogEvidence,
+  unusableReadsBefore: number,
+  at: Date,
+): CiDiagnosticsState {
+  const max = LIMITS.ciLogDiagnosticsPolls;
+  const polls = evidence === 'ok' ? unusableReadsBefore : unusableReadsBefore + 1;
+  const status = evidence === 'ok' ? 'diagnosed' : polls >= max ? 'insufficient' : 'waiting';
+  return { status, evidence, polls, max_polls: max, checked_at: at.toISOString() };
+}
 
 export function createAutonomousMergeStageActivities(deps: ActivityDeps) {
   const workflows = workflowsRepository(deps.database);
@@ -44,19 +71,24 @@ export function createAutonomousMergeStageActivities(deps: ActivityDeps) {
      */
     async autonomousCiEvidence(input: {
       workflowId: string;
+      /** Reads of this failure's log without usable evidence so far (the workflow's count). */
+      unusableReads?: number;
     }): Promise<{ evidence: CiLogEvidence; logTail: string | null; pollSeconds: number }> {
       const pollSeconds = deps.settings.autonomous.ci_log_poll_seconds ?? DEFAULT_CI_LOG_POLL_SECONDS;
       const { forge, pr } = await pullRequestOf(input.workflowId);
+      let found: { evidence: CiLogEvidence; logTail: string | null };
       try {
         const run = await forge.latestCi(pr);
         const log = run?.logTail ?? null;
         const tail = log && log.length > CI_LOG_FOR_PROMPT_BYTES ? log.slice(-CI_LOG_FOR_PROMPT_BYTES) : log;
-        return { evidence: ciLogEvidence(log), logTail: tail, pollSeconds };
+        found = { evidence: ciLogEvidence(log), logTail: tail };
       } catch (err) {
-        if (err instanceof CiEvidenceInsufficientError)
-          return { evidence: err.reason, logTail: null, pollSeconds };
-        throw err;
+        if (!(err instanceof CiEvidenceInsufficientError)) throw err;
+        found = { evidence: err.reason, logTail: null };
       }
+      const state = ciDiagnosticsState(found.evidence, input.unusableReads ?? 0, deps.now());
+      await workflows.update(input.workflowId, { ciDiagnosticsState: JSON.stringify(state) }, deps.now());
+      return { ...found, pollSeconds };
     },
 
     /** The fix validation baseline: the remote PR head and the digest of its effective diff. */

@@ -11,7 +11,12 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { batchesRepository } from '../../db/repositories/autonomous/batches.ts';
 import { milestonesRepository } from '../../db/repositories/autonomous/milestones.ts';
-import { type WorkflowFields, workflowsRepository } from '../../db/repositories/autonomous/workflows.ts';
+import {
+  parseFingerprints,
+  type WorkflowFields,
+  type WorkflowRow,
+  workflowsRepository,
+} from '../../db/repositories/autonomous/workflows.ts';
 import type { MilestoneKind, UsageIncrement } from '../../domain/autonomous/milestones.ts';
 import type { Phase } from '../../domain/autonomous/states.ts';
 import type { WorkflowState } from '../../domain/autonomous/transitions.ts';
@@ -53,10 +58,14 @@ export interface TransitionFields {
   error?: string | null;
   developmentRound?: number;
   ciRepairAttempts?: number;
+  /**
+   * Fingerprints of CI failures just handed to repair (domain/forge/fingerprint.ts): appended to the
+   * row's list (oldest first, each once, so a retried activity adds nothing twice).
+   */
+  newCiFailureFingerprints?: string[];
   planningDeadlineAt?: number | null;
   phaseStarted?: boolean;
   verificationStatus?: string | null;
-  verificationAttempts?: number;
   verifiedBy?: string | null;
   verified?: boolean;
   pauseContext?: string | null;
@@ -76,17 +85,21 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
   const bus = activityBusFor(deps.database);
   const at = () => deps.now().toISOString();
 
-  const toColumns = (f: TransitionFields, retryCount: number): WorkflowFields => {
+  const toColumns = (f: TransitionFields, row: WorkflowRow): WorkflowFields => {
     const now = deps.now();
     const cols: WorkflowFields = {};
     if (f.error !== undefined) cols.error = f.error;
     if (f.developmentRound !== undefined) cols.developmentRound = f.developmentRound;
     if (f.ciRepairAttempts !== undefined) cols.ciRepairAttempts = f.ciRepairAttempts;
+    if (f.newCiFailureFingerprints?.length) {
+      const list = parseFingerprints(row.ciFailureFingerprints);
+      for (const fp of f.newCiFailureFingerprints) if (!list.includes(fp)) list.push(fp);
+      cols.ciFailureFingerprints = JSON.stringify(list);
+    }
     if (f.planningDeadlineAt !== undefined)
       cols.planningDeadlineAt = f.planningDeadlineAt === null ? null : new Date(f.planningDeadlineAt);
     if (f.phaseStarted) cols.phaseStartedAt = now;
     if (f.verificationStatus !== undefined) cols.verificationStatus = f.verificationStatus;
-    if (f.verificationAttempts !== undefined) cols.verificationAttempts = f.verificationAttempts;
     if (f.verifiedBy !== undefined) cols.verifiedBy = f.verifiedBy;
     if (f.verified) cols.verifiedAt = now;
     for (const k of [
@@ -97,7 +110,7 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
       'manualOverrideContext',
     ] as const)
       if (f[k] !== undefined) cols[k] = f[k];
-    if (f.retried) cols.retryCount = retryCount + 1;
+    if (f.retried) cols.retryCount = row.retryCount + 1;
     return cols;
   };
 
@@ -122,7 +135,7 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
         input.workflowId,
         input.expectedStatus,
         input.next,
-        toColumns(input.fields ?? {}, row.retryCount),
+        toColumns(input.fields ?? {}, row),
         deps.now(),
       );
       if (ok && input.expectedStatus !== input.next.status)
@@ -133,7 +146,7 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
     /** Columns outside the state (round, repair attempts, deadlines). */
     async updateAutonomousFields(input: { workflowId: string; fields: TransitionFields }): Promise<void> {
       const row = await workflows.find(input.workflowId);
-      if (row) await workflows.update(input.workflowId, toColumns(input.fields, row.retryCount), deps.now());
+      if (row) await workflows.update(input.workflowId, toColumns(input.fields, row), deps.now());
     },
 
     async prepareAutonomousWorkspace(input: { workflowId: string }) {
@@ -164,6 +177,17 @@ export function createAutonomousOrchestrationActivities(deps: ActivityDeps) {
         },
         deps.now(),
       );
+      // The verification attempt count is the number of verifier runs begun (spec "Autonomous workflow
+      // records"): counted from the rows, so a retried activity (same step key, same row), a retried
+      // phase and a restarted run all agree.
+      if (input.kind === 'acceptance_verification') {
+        const runs = (await milestones.list(input.workflowId)).filter((m) => m.kind === input.kind);
+        await workflows.update(
+          input.workflowId,
+          { verificationAttempts: runs.length, verificationStatus: 'running' },
+          deps.now(),
+        );
+      }
       publishMilestone(input.workflowId, row.id, row.status, row.kind);
       return { id: row.id, sequence: row.sequence ?? 0 };
     },

@@ -2,8 +2,9 @@
 //
 // claimAutonomousSlot: the workflow asks to leave `pending` with the state `transition(state,
 // {type: 'start'})` gave it; the claim (db/repositories/autonomous/slots.ts) writes it only while the
-// global limit (`agent_max_concurrent_workflows`, read from settings on every call, so a changed
-// setting applies at the next cycle) and the owner's per-user limit (tenant `max_sessions_per_user`)
+// global limit (`agent_max_concurrent_workflows`, read on every call, after the data directory's
+// config file was looked at again: config/live-settings.ts, so a changed file applies at the next
+// cycle) and the owner's per-user limit (tenant `max_sessions_per_user`)
 // have room. `full` tells the workflow to wait (a wake signal or its next poll) and ask again.
 //
 // autonomousQuotaRestored: the ids of workflows paused by an application quota refusal (`paused_by
@@ -13,6 +14,7 @@
 // listed. The quota schedule signals each listed workflow (workflows/autonomous/quota-resume.ts).
 // Inputs and results carry ids and statuses only.
 import { Context } from '@temporalio/activity';
+import { refreshLiveSettings } from '../../config/live-settings.ts';
 import { type SlotClaim, slotsRepository } from '../../db/repositories/autonomous/slots.ts';
 import { autonomousLimits } from '../../domain/autonomous/limits.ts';
 import { isRunning } from '../../domain/autonomous/states.ts';
@@ -43,6 +45,7 @@ export function createAutonomousSchedulingActivities(deps: ActivityDeps) {
     async claimAutonomousSlot(input: { workflowId: string; next: WorkflowState }): Promise<SlotClaim> {
       if (!isRunning(input.next.status))
         throw new Error(`a slot claim must start a running status, not ${input.next.status}`);
+      refreshLiveSettings(deps.settings, (message) => warn(message, { workflowId: input.workflowId }));
       const { maxConcurrentWorkflows } = autonomousLimits(deps.settings);
       const claim = await slots.claim(input.workflowId, input.next, maxConcurrentWorkflows, deps.now());
       if (claim.outcome === 'started')

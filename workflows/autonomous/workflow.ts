@@ -271,6 +271,18 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     // whatever that phase run still reports afterwards is stale, even if the workflow is running the
     // same phase again by then (feedback right after a cancelled round).
     if (effects.includes('terminate_process') || t.next.status === 'waiting') phaseEpoch++;
+    // Feedback is handed over before the new state is visible. The main loop waits on `state` and,
+    // once it sees a running status, starts the phase at once: planning builds its prompt from
+    // ctx.feedback in the same activation, development after one more activity (its round update).
+    // The feedback used to join ctx.feedback only after its milestone row was written (an activity
+    // awaited in runEffects, after `state = t.next`), so the next step could start without it: back
+    // to planning whenever the loop was already idle waiting for the feedback, back to development
+    // whenever the round update finished before the milestone write (1 end-to-end run in 3). Now the
+    // text is in workflow memory in the same synchronous stretch as the state change; the row follows.
+    if (effects.includes('store_feedback_milestone')) {
+      visit++;
+      ctx.feedback = [...ctx.feedback, args.feedback ?? ''];
+    }
     state = t.next;
     await runEffects(effects, args);
     return true;
@@ -289,8 +301,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           if (args.milestoneId != null)
             await acts.cancelAutonomousMilestonesAfter({ workflowId: id, milestoneId: args.milestoneId });
           break;
-        case 'store_feedback_milestone':
-          visit++;
+        case 'store_feedback_milestone': // ctx.feedback and `visit` were moved on in apply
           await acts.recordAutonomousMilestone({
             workflowId: id,
             stepKey: `feedback:${visit}`,
@@ -299,7 +310,6 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
             title: `Feedback from ${args.actor?.username ?? 'the user'}`,
             content: args.feedback ?? '',
           });
-          ctx.feedback = [...ctx.feedback, args.feedback ?? ''];
           break;
         case 'cleanup_branch_and_worktree':
           await acts.cleanupAutonomousWorkspace({ workflowId: id });
@@ -744,7 +754,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           // The failed check's log is the repair's evidence. Without a usable one it is read again
           // later (no attempt consumed), LIMITS.ciLogDiagnosticsPolls times, then the workflow fails
           // with a permission hint (domain/autonomous/errors.ts ci_evidence_insufficient).
-          const ev = await mergeActs.autonomousCiEvidence({ workflowId: id });
+          const ev = await mergeActs.autonomousCiEvidence({ workflowId: id, unusableReads: evidencePolls });
           if (ev.evidence !== 'ok') {
             evidencePolls++;
             const d = decideAfterError(
@@ -758,10 +768,12 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           }
           evidencePolls = 0;
           repairs++;
-          carried.repairedFingerprints.push(
-            ...(decision.failing ?? []).flatMap((c) => (c.fingerprint ? [c.fingerprint] : [])),
-          );
-          await acts.updateAutonomousFields({ workflowId: id, fields: { ciRepairAttempts: repairs } });
+          const fresh = (decision.failing ?? []).flatMap((c) => (c.fingerprint ? [c.fingerprint] : []));
+          carried.repairedFingerprints.push(...fresh);
+          await acts.updateAutonomousFields({
+            workflowId: id,
+            fields: { ciRepairAttempts: repairs, newCiFailureFingerprints: fresh },
+          });
           // Fix validation baseline: the remote PR head and its effective diff before the repair.
           const before = await mergeActs.autonomousCiFixBaseline({ workflowId: id });
           const fix = await cliStep(
@@ -834,10 +846,8 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
     const dir = await acts.prepareAutonomousVerification({ workflowId: id });
     const attempts = (carried.attempts.verification ?? 0) + 1;
     carried.attempts.verification = attempts;
-    await acts.updateAutonomousFields({
-      workflowId: id,
-      fields: { verificationAttempts: attempts, verificationStatus: 'running' },
-    });
+    // The verification attempt count is kept per verifier run by beginAutonomousMilestone.
+    await acts.updateAutonomousFields({ workflowId: id, fields: { verificationStatus: 'running' } });
     // The acceptance snapshot now (the issue read again), compared with the hash taken at the start.
     const snapshot = await acts.autonomousAcceptanceSnapshot({ workflowId: id });
     const acceptance = {

@@ -24,6 +24,19 @@ export const workflowAnswer = z.looseObject({
   pr_url: nullableText,
   definition_snapshot: z.looseObject({}).nullable(),
   total_tokens: z.number().int(),
+  ci_repair_attempts: z.number().int(),
+  ci_failure_fingerprints: z.array(z.string()),
+  ci_diagnostics_state: z
+    .looseObject({
+      status: z.enum(['diagnosed', 'waiting', 'insufficient']),
+      evidence: z.string(),
+      polls: z.number().int(),
+      max_polls: z.number().int(),
+      checked_at: z.string(),
+    })
+    .nullable(),
+  verification_status: nullableText,
+  verification_attempts: z.number().int(),
   created_at: z.string(),
   updated_at: z.string(),
   completed_at: z.string().nullable(),

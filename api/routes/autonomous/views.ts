@@ -4,7 +4,12 @@
 // snake_case. Timestamps are ISO 8601. No column of these tables holds a secret (a session line's
 // proxy token is only ever referenced by id, and that table is not shown here).
 import type { MilestoneRow } from '../../../db/repositories/autonomous/milestones.ts';
-import type { BatchRow, WorkflowRow } from '../../../db/repositories/autonomous/workflows.ts';
+import {
+  type BatchRow,
+  parseDiagnosticsState,
+  parseFingerprints,
+  type WorkflowRow,
+} from '../../../db/repositories/autonomous/workflows.ts';
 import type { ControlResult } from '../../../workflows/autonomous/contract.ts';
 
 const snake = (k: string) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -29,8 +34,11 @@ function parsedSnapshot(text: string): unknown {
 export function workflowView(w: WorkflowRow) {
   return {
     id: w.workflowId,
-    ...snakeRow(w, ['id', 'definitionSnapshot']),
+    ...snakeRow(w, ['id', 'definitionSnapshot', 'ciFailureFingerprints', 'ciDiagnosticsState']),
     definition_snapshot: parsedSnapshot(w.definitionSnapshot),
+    // JSON text on the row, shown as what it holds: a list of fingerprints, an object or null.
+    ci_failure_fingerprints: parseFingerprints(w.ciFailureFingerprints),
+    ci_diagnostics_state: parseDiagnosticsState(w.ciDiagnosticsState),
   };
 }
 

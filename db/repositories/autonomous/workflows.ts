@@ -77,6 +77,27 @@ export function stateOf(row: WorkflowRow): WorkflowState {
   };
 }
 
+/** `ci_failure_fingerprints` is JSON text: the fingerprints handed to CI repair, oldest first. */
+export function parseFingerprints(text: string | null): string[] {
+  const v = parseJson(text);
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** `ci_diagnostics_state` is JSON text (activities/autonomous/merge-stage.ts CiDiagnosticsState). */
+export function parseDiagnosticsState(text: string | null): Record<string, unknown> | null {
+  const v = parseJson(text);
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+function parseJson(text: string | null): unknown {
+  if (!text) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
 export function workflowsRepository(database: DatabaseHandle) {
   const { db, t } = database;
   const w = t.autonomousWorkflows;

@@ -1,14 +1,18 @@
 // Scheduling slots of autonomous workflows on a real migrated database (SQLite, or PostgreSQL with
 // DATABASE_URL): the claim activity (activities/autonomous/scheduling.ts claimAutonomousSlot over
 // db/repositories/autonomous/slots.ts) starts a `pending` workflow with the state `transition(start)`
-// gave it only while the global `agent_max_concurrent_workflows` (re-read from settings on every call)
+// gave it only while the global `agent_max_concurrent_workflows` (re-read from settings on every call,
+// and from the data directory's config file when it changed: config/live-settings.ts)
 // and the owner's tenant `max_sessions_per_user` have room; anything not pending is left alone; and
 // concurrent claims, from one database handle or two (two workers), never pass either limit.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
 import { inArray } from 'drizzle-orm';
 import { createAutonomousSchedulingActivities } from '../../../activities/autonomous/scheduling.ts';
+import { refreshLiveSettings } from '../../../config/live-settings.ts';
 import { loadSettings, type Settings } from '../../../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../../../db/client.ts';
 import { slotsRepository } from '../../../db/repositories/autonomous/slots.ts';
@@ -248,6 +252,36 @@ test('the global limit is read from settings on every call', async () => {
   settings.autonomous.agent_max_concurrent_workflows = undefined;
   settings.autonomous.max_concurrent_workflows = 3;
   assert.equal((await claim(await pending(loner, null))).outcome, 'full');
+});
+
+test('the global limit is re-read from the config file each scheduling cycle; a bad file keeps the last good value', async () => {
+  const file = path.join(settings.dataDir, 'config.json');
+  // As a deployment tool writes it: a new file renamed over the old one.
+  const write = (content: string) => {
+    writeFileSync(`${file}.new`, content);
+    renameSync(`${file}.new`, file);
+  };
+  const limit = (n: number) => JSON.stringify({ autonomous: { agent_max_concurrent_workflows: n } });
+  try {
+    write(limit(2));
+    const l = [await pending(loner, null), await pending(carol, tenantB), await pending(alice, tenantA)];
+    assert.equal((await claim(l[0]!)).outcome, 'started');
+    assert.equal((await claim(l[1]!)).outcome, 'started');
+    assert.match((await claim(l[2]!)).reason ?? '', /2 of agent_max_concurrent_workflows 2/);
+    write(limit(3));
+    assert.equal((await claim(l[2]!)).outcome, 'started', 'the next cycle applies the new limit');
+    write('{"autonomous": {"agent_max_concurrent_workflows": ');
+    const next = await pending(loner, null);
+    assert.match((await claim(next)).reason ?? '', /3 of agent_max_concurrent_workflows 3/);
+    write(limit(0)); // invalid (1 to 1000): refused too
+    assert.match((await claim(next)).reason ?? '', /3 of agent_max_concurrent_workflows 3/);
+    write(limit(4));
+    assert.equal((await claim(next)).outcome, 'started');
+  } finally {
+    rmSync(file, { force: true });
+    refreshLiveSettings(settings, () => undefined); // no file again: the defaults
+  }
+  assert.equal(settings.autonomous.agent_max_concurrent_workflows, undefined);
 });
 
 test('concurrent claims never pass the global limit, from one handle or two', async () => {

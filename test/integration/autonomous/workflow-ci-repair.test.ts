@@ -8,12 +8,19 @@
 // Real Temporal worker, real database (SQLite, or PostgreSQL with DATABASE_URL), real git, fake CLI.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { PASSWORD } from '../../support/actors.ts';
+import { api, login, type Session } from '../../support/session.ts';
 import { type Script, startWorkflowWorld, stepScript, type WorkflowWorld } from './workflow-support.ts';
 
 let world: WorkflowWorld;
+let owner: Session;
 
 before(async () => {
   world = await startWorkflowWorld({ env: { SVC_AUTONOMOUS__CI_LOG_POLL_SECONDS: '1' } });
+  const { db, t } = world.app.database;
+  const [u] = await db.select().from(t.users).where(eq(t.users.id, world.userId));
+  owner = await login(world.app.url, u!.username, PASSWORD);
 });
 after(async () => {
   await world?.close();
@@ -41,17 +48,41 @@ async function run(script: Script, files: Record<string, string>) {
     180_000,
   );
   const ms = await world.milestones(wf!.workflowId);
-  return { row, ms, repairs: ms.filter((m) => m.kind === 'ci_diagnosis') };
+  // The CI state as the API shows it (spec "Autonomous workflow records": CI repair attempt count,
+  // failure fingerprints and diagnostics state).
+  const read = await api(world.app.url, 'GET', `/api/autonomous/workflows/${wf!.workflowId}`, {
+    auth: owner,
+  });
+  assert.equal(read.status, 200, JSON.stringify(read.body));
+  const shown = read.body as {
+    ci_repair_attempts: number;
+    ci_failure_fingerprints: string[];
+    ci_diagnostics_state: { status: string; evidence: string; polls: number; max_polls: number } | null;
+  };
+  return { row, ms, repairs: ms.filter((m) => m.kind === 'ci_diagnosis'), shown };
 }
+
+/** The diagnostics state without its time. */
+const diagnostics = (s: { ci_diagnostics_state: Record<string, unknown> | null }) => {
+  const { checked_at, ...rest } = s.ci_diagnostics_state ?? {};
+  assert.ok(!Number.isNaN(Date.parse(String(checked_at))), `checked_at ${checked_at}`);
+  return rest;
+};
 
 describe('CI repair', () => {
   test('repaired on attempt 3: each repair is a new failure, the third makes CI pass', async () => {
-    const { row, repairs } = await run(
+    const { row, repairs, shown } = await run(
       { ...startBroken, ci_diagnosis: appendFix },
       { 'ci.sh': countingCi(3) },
     );
     assert.equal(row.status, 'completed', `error: ${row.error}`);
     assert.equal(row.ciRepairAttempts, 3);
+    // Three different failures (the log differs each time): three fingerprints, in order.
+    assert.equal(shown.ci_repair_attempts, 3);
+    assert.equal(shown.ci_failure_fingerprints.length, 3, JSON.stringify(shown.ci_failure_fingerprints));
+    assert.ok(shown.ci_failure_fingerprints.every((f) => /^ci:[0-9a-f]{16}$/.test(f)));
+    assert.equal(new Set(shown.ci_failure_fingerprints).size, 3, 'each failure its own fingerprint');
+    assert.deepEqual(diagnostics(shown), { status: 'diagnosed', evidence: 'ok', polls: 0, max_polls: 6 });
     assert.equal(repairs.length, 3);
     assert.deepEqual(
       repairs.map((m) => [m.title, m.status]),
@@ -113,10 +144,17 @@ describe('CI repair', () => {
   });
 
   test('a failed check without log evidence is polled 6 times, then fails with a permission hint', async () => {
-    const { row, repairs } = await run(startBroken, { 'ci.sh': 'exit 3\n' });
+    const { row, repairs, shown } = await run(startBroken, { 'ci.sh': 'exit 3\n' });
     assert.equal(row.status, 'failed');
     assert.match(row.error ?? '', /^insufficient CI evidence after 6 polls: .*permissions/);
     assert.equal(row.ciRepairAttempts, 0, 'no repair attempt without evidence');
+    assert.deepEqual(shown.ci_failure_fingerprints, [], 'nothing was handed to repair');
+    assert.deepEqual(diagnostics(shown), {
+      status: 'insufficient',
+      evidence: 'logs_not_ready',
+      polls: 6,
+      max_polls: 6,
+    });
     assert.equal(repairs.length, 0);
   });
 });

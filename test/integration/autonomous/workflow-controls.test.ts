@@ -3,7 +3,7 @@
 // resume-with-feedback; planning timeout, retry and extension. The controls are the Temporal updates
 // the API sends (workflows/autonomous/contract.ts); the API's own checks are tested in api-*.test.ts.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -163,6 +163,78 @@ describe('cancel a round, then feedback', () => {
     const live = ms.filter((m) => !m.isCancelled).map((m) => m.kind);
     assert.deepEqual(live.slice(0, 3), ['plan', 'feedback', 'plan'], 'steps after the target were cancelled');
     assert.equal(live.filter((k) => k === 'plan').length, 2, 'the plan was made again after feedback');
+  });
+});
+
+/** The workflow has no activity pending and no step in progress. */
+async function waitIdle(workflowId: string): Promise<void> {
+  const h = await handle(workflowId);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const d = await h.describe();
+    const ms = await world.milestones(workflowId);
+    if (!d.raw.pendingActivities?.length && ms.every((m) => m.status !== 'in_progress')) return;
+    if (Date.now() > deadline) throw new Error(`workflow ${workflowId} never went idle`);
+    await sleep(100);
+  }
+}
+
+describe('feedback hand-over', () => {
+  // The feedback given after a cancel-round is in the very next step's prompt, every time: four
+  // cancel-rounds in a row, alternately back to development (the running implementation) and back
+  // to planning (the plan milestone). The fake CLI records every prompt it is given.
+  test('four cancel-rounds with feedback in a row: each next step prompt carries its feedback', async () => {
+    const promptFile = path.join(tmp, `prompts-${Date.now()}.jsonl`);
+    const base = stepScript();
+    const project = world.project({
+      ...base,
+      plan: { ...base.plan!, promptFile },
+      implementation: { promptFile, steps: [{ call: 1 }, { sleep: 120_000 }] },
+    });
+    const [wf] = await world.create(project);
+    const workflowId = wf!.workflowId;
+    await world.start(workflowId);
+    const h = await handle(workflowId);
+    const prompts = async (kind: string, count: number) => {
+      const deadline = Date.now() + 90_000;
+      for (;;) {
+        const lines = existsSync(promptFile) ? readFileSync(promptFile, 'utf8').trim().split('\n') : [];
+        const of = lines
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as { prompt: string }).prompt)
+          .filter((p) => p.startsWith(`Step: ${kind} `));
+        if (of.length >= count) return of;
+        if (Date.now() > deadline) throw new Error(`no ${kind} prompt #${count} (${of.length} seen)`);
+        await sleep(100);
+      }
+    };
+    try {
+      let implRuns = 1;
+      let planRuns = 1;
+      for (let i = 0; i < 4; i++) {
+        await prompts('implementation', implRuns);
+        const ms = await world.milestones(workflowId);
+        const running = ms.filter((m) => m.kind === 'implementation' && m.status === 'in_progress').at(-1)!;
+        const plan = ms.filter((m) => m.kind === 'plan' && !m.isCancelled).at(-1)!;
+        const target = i % 2 === 0 ? running : plan;
+        const r = await h.executeUpdate(cancelRoundUpdate, {
+          args: [{ actor, milestoneId: target.id, milestonePhase: target.phase }],
+        });
+        assert.equal(r.status, 'waiting');
+        // The cancelled step has wound down (its row finalized, no activity pending): the workflow
+        // waits for feedback, as when a person takes a moment to write it.
+        await waitIdle(workflowId);
+        const feedback = `feedback ${i}: say fixed ${Math.random().toString(36).slice(2)}`;
+        const back = await h.executeUpdate(resumeWithFeedbackUpdate, { args: [{ actor, feedback }] });
+        assert.equal(back.status, i % 2 === 0 ? 'developing' : 'planning');
+        const next =
+          i % 2 === 0 ? await prompts('implementation', ++implRuns) : await prompts('plan', ++planRuns);
+        assert.ok(next.at(-1)!.includes(feedback), `round ${i}: the next step's prompt lacks its feedback`);
+        if (i % 2 === 1) implRuns++; // planning goes on to development
+      }
+    } finally {
+      await h.executeUpdate(stopUpdate, { args: [{ actor }] }).catch(() => undefined);
+    }
   });
 });
 

@@ -444,6 +444,11 @@ describe('verifier failures', () => {
     assert.equal(infra.row.status, 'paused', `${infra.row.error}`);
     assert.equal(infra.row.pausedBy, 'verification');
     assert.equal(infra.row.verificationStatus, 'failed');
+    // The verification attempt count is kept per verifier run (and shown by the API).
+    const shown = await api(world.app.url, 'GET', `/api/autonomous/workflows/${infra.id}`, { auth: owner });
+    assert.equal(shown.body.verification_attempts, 3, JSON.stringify(shown.body));
+    assert.equal(shown.body.verification_status, 'failed');
+    assert.equal(unparsable.row.verificationAttempts, 2);
     const iv = infra.milestones.filter((m) => m.kind === 'acceptance_verification');
     assert.deepEqual(
       iv.map((m) => [m.status, m.outcome, (m.error ?? '').split(':')[0]]),

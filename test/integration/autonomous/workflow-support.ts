@@ -29,7 +29,10 @@ export const HAPPY_KINDS = [
   'acceptance_verification',
 ];
 
-export type Script = Record<string, { steps: unknown[]; final?: string; pidFile?: string }>;
+export type Script = Record<
+  string,
+  { steps: unknown[]; final?: string; pidFile?: string; promptFile?: string }
+>;
 
 /** Every step answers with one model call and a text; the overrides replace whole steps. */
 export function stepScript(overrides: Script = {}): Script {
