@@ -7,6 +7,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -23,6 +24,22 @@ import {
 
 const run = promisify(execFile);
 const DEPLOY = path.resolve(import.meta.dirname, '../../examples/deploy/temporal');
+
+/**
+ * A free port below 32768: the server stores its membership ports in a PostgreSQL smallint
+ * (cluster_membership.rpc_port), so one from the ephemeral range makes it exit at start.
+ */
+async function membershipPort(): Promise<number> {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '0.0.0.0', () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+}
 
 export interface TemporalServer {
   address: string;
@@ -69,13 +86,13 @@ export async function startTemporalServer(adminUrl: string, namespace: string): 
   const ports = {
     frontend: await freePort(),
     frontendHttp: await freePort(),
-    frontendMembership: await freePort(),
+    frontendMembership: await membershipPort(),
     history: await freePort(),
-    historyMembership: await freePort(),
+    historyMembership: await membershipPort(),
     matching: await freePort(),
-    matchingMembership: await freePort(),
+    matchingMembership: await membershipPort(),
     worker: await freePort(),
-    workerMembership: await freePort(),
+    workerMembership: await membershipPort(),
     metrics: await freePort(),
   };
   const address = `127.0.0.1:${ports.frontend}`;
