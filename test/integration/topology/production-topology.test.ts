@@ -200,7 +200,8 @@ const assertTurnsOnceInOrder = async (url: string) =>
   assert.deepEqual(await echoes(url), sent, 'every turn answered once, in order');
 
 const sessionStatus = async (url: string) =>
-  (await api(url, 'GET', `/api/remote/sessions/${sessionId}`, { auth: cast.userA.session })).body.session?.status;
+  (await api(url, 'GET', `/api/remote/sessions/${sessionId}`, { auth: cast.userA.session })).body.session
+    ?.status;
 
 /** A lifecycle control of the session (a workflow update) through `url`, and the status it leads to. */
 async function control(url: string, action: 'pause' | 'resume', status: string) {
