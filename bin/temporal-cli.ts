@@ -1,25 +1,17 @@
 // Finds the `temporal` CLI: TEMPORAL_CLI_PATH, then PATH, then a per-user cache copy (built there with
 // `go install` when Go is present: later CLI versions carry a replace directive and cannot be
 // `go install`ed, so the version is pinned). (The SDK download is not used: it needs the internet and hides the binary path.)
-import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { executable, goInstall } from './go-install.ts';
 
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
 export function cacheDir(): string {
   const base = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
   return path.join(base, 'svc', `temporal-${TEMPORAL_CLI_VERSION}`);
-}
-
-function executable(p: string): boolean {
-  try {
-    accessSync(p, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function onPath(name: string): string | undefined {
@@ -35,40 +27,16 @@ async function buildWithGo(dir: string, log: (line: string) => void): Promise<st
   log(
     `Building the Temporal CLI ${TEMPORAL_CLI_VERSION} with Go into ${dir} (first run only; this takes a few minutes)...`,
   );
-  const started = Date.now();
-  const child = spawn(
-    'go',
-    ['install', '-v', `github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`],
-    {
-      env: { ...process.env, GOBIN: dir, GOFLAGS: process.env.GOFLAGS ?? '-mod=mod' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let packages = 0;
-  const timer = setInterval(
-    () =>
-      log(
-        `  still building... ${Math.round((Date.now() - started) / 1000)} s, ${packages} packages compiled`,
-      ),
-    15_000,
-  );
-  const tail: string[] = [];
-  const onLine = (buf: Buffer) => {
-    for (const line of buf.toString().split('\n')) {
-      if (!line) continue;
-      packages++;
-      tail.push(line);
-      if (tail.length > 20) tail.shift();
-    }
-  };
-  child.stdout.on('data', onLine);
-  child.stderr.on('data', onLine);
-  const code: number = await new Promise((resolve) => child.on('close', (c) => resolve(c ?? 1)));
-  clearInterval(timer);
+  await goInstall({
+    what: 'the Temporal CLI',
+    packages: [`github.com/temporalio/cli/cmd/temporal@${TEMPORAL_CLI_VERSION}`],
+    gobin: dir,
+    goflags: '-mod=mod',
+    progressEveryMs: 15_000,
+    log,
+  });
   const bin = path.join(dir, 'temporal');
-  if (code !== 0 || !executable(bin))
-    throw new Error(`go install of the Temporal CLI failed (exit ${code}):\n${tail.join('\n')}`);
-  log(`Temporal CLI built in ${Math.round((Date.now() - started) / 1000)} s: ${bin}`);
+  if (!executable(bin)) throw new Error(`go install of the Temporal CLI left no executable at ${bin}`);
   return bin;
 }
 

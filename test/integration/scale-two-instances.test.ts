@@ -18,16 +18,13 @@
 // seen before (agent/agent.ts), which would hide a double delivery. PostgreSQL only: the cross-instance
 // wake-ups are LISTEN/NOTIFY, and two processes writing one SQLite file is not a supported deployment.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { EventSource } from 'eventsource';
 import { io, type Socket } from 'socket.io-client';
 import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
-import { workflowBundle } from '../../bin/worker-runtime.ts';
 import { type DatabaseHandle, openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
 import type { AlertEvent } from '../../services/alerts/bus.ts';
@@ -37,13 +34,19 @@ import { createTestDatabase, type TestDatabase, usingPostgres } from '../support
 import { ADMIN, temporalAddress } from '../support/harness.ts';
 import { agentMessage, assign, type FakeMachine, registerFakeMachine, waitUntil } from '../support/remote.ts';
 import { api, login, type Session } from '../support/session.ts';
+import {
+  apiUrl,
+  launchSvc,
+  type SvcProcess,
+  stopSvcProcesses,
+  workerDataDir,
+} from '../support/svc-processes.ts';
 
 const COMMANDS = Number(process.env.SCALE_COMMANDS ?? 10_000);
 const SESSIONS = Number(process.env.SCALE_SESSIONS ?? 40);
 const MACHINES = 4;
 const ALERTS = 200;
 const PER_SESSION = Math.ceil(COMMANDS / SESSIONS);
-const BUNDLE_CACHE = path.resolve('node_modules/.cache/svc');
 
 const skip = usingPostgres()
   ? false
@@ -52,35 +55,13 @@ if (skip) console.log(`scale-two-instances: skipped (${skip})`);
 
 let testDb: TestDatabase;
 let db: DatabaseHandle;
-const children: { name: string; child: ChildProcess; output: () => string }[] = [];
+const children: SvcProcess[] = [];
 const closers: (() => void | Promise<void>)[] = [];
 
 function launch(name: string, script: 'api' | 'worker', env: Record<string, string>) {
-  // SCALE_PROFILE_DIR=<dir>: each process writes a V8 CPU profile there when it stops (diagnosis).
-  const profile = process.env.SCALE_PROFILE_DIR
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SCALE_PROFILE_DIR}`]
-    : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', `bin/${script}.ts`], {
-    env: {
-      ...process.env,
-      DATABASE_URL: testDb.databaseUrl ?? '',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      SVC_TEMPORAL_DEV_PORT: '0',
-      SVC_TEMPORAL_UI_PORT: '0',
-      SVC_ENCRYPTION_KEY: 'scale-encryption-key',
-      SECRET_KEY: 'scale-secret-key',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (b) => (out += b));
-  child.stderr!.on('data', (b) => (out += b));
-  const entry = { name, child, output: () => out };
-  children.push(entry);
-  return entry;
+  const p = launchSvc(name, script, { DATABASE_URL: testDb.databaseUrl ?? '', ...env });
+  children.push(p);
+  return p;
 }
 
 let urls: [string, string];
@@ -105,28 +86,14 @@ before(async () => {
   db = await openDatabase({ databaseUrl: testDb.databaseUrl, sqlitePath: testDb.sqlitePath });
   await upgrade(db, 'head');
   await bootstrapAdmin(db, { username: ADMIN.username, password: ADMIN.password }, () => {});
-  // The workers read the workflow bundle the other test files share (built here when missing), instead
-  // of both bundling it at once: their data dir's cache folder is that cache.
-  await workflowBundle(BUNDLE_CACHE, () => {});
-  const workerDir = path.join(testDb.dataDir, 'worker');
-  mkdirSync(workerDir, { recursive: true });
-  symlinkSync(BUNDLE_CACHE, path.join(workerDir, 'cache'));
+  const workerDir = await workerDataDir(testDb.dataDir);
   const env = {
     TEMPORAL_ADDRESS: temporalAddress(),
     TEMPORAL_TASK_QUEUE: `scale-${randomBytes(4).toString('hex')}`,
   };
   const apis = ['api-a', 'api-b'].map((n) => launch(n, 'api', { ...env, SVC_DATA_DIR: testDb.dataDir }));
   for (const n of ['worker-1', 'worker-2']) launch(n, 'worker', { ...env, SVC_DATA_DIR: workerDir });
-  urls = (await Promise.all(
-    apis.map((a) =>
-      waitUntil(
-        `${a.name} to listen`,
-        async () => a.output().match(/API listening on (\S+)/)?.[1],
-        90_000,
-        100,
-      ),
-    ),
-  )) as [string, string];
+  urls = (await Promise.all(apis.map((a) => apiUrl(a)))) as [string, string];
   for (const url of urls)
     await waitUntil(
       'readyz 200 (a worker polls)',
@@ -139,21 +106,7 @@ before(async () => {
 
 after(async () => {
   for (const close of closers.splice(0)) await close();
-  for (const { child } of children)
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-  await Promise.all(
-    children.map(
-      ({ child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-          child.once('exit', () => {
-            clearTimeout(t);
-            resolve();
-          });
-        }),
-    ),
-  );
+  await stopSvcProcesses(children);
   await db?.close();
   await testDb?.drop();
 });

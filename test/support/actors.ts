@@ -37,7 +37,7 @@ let seq = 0;
 export const uniqueName = (prefix: string) => `${prefix}-${process.pid}-${Date.now().toString(36)}-${++seq}`;
 
 export async function createTenant(
-  app: TestApp,
+  app: Pick<TestApp, 'url'>,
   admin: Session,
   name = uniqueName('tenant'),
 ): Promise<number> {
@@ -50,7 +50,7 @@ export async function createTenant(
 }
 
 export async function createUser(
-  app: TestApp,
+  app: Pick<TestApp, 'url'>,
   admin: Session,
   opts: {
     username?: string;

@@ -30,7 +30,7 @@ export interface RemoteCast {
 }
 
 export async function person(
-  app: TestApp,
+  app: Pick<TestApp, 'url'>,
   admin: Session,
   role: string,
   tenantId: number | null,
@@ -40,7 +40,7 @@ export async function person(
 }
 
 /** A tenant, a system admin, and users to become machine admin, assigned users and an outsider. */
-export async function buildRemoteCast(app: TestApp): Promise<RemoteCast> {
+export async function buildRemoteCast(app: Pick<TestApp, 'url'>): Promise<RemoteCast> {
   const adminSession = await login(app.url, ADMIN.username, ADMIN.password);
   const tenantId = await createTenant(app, adminSession);
   const [machineAdmin, userA, userB, outsider] = await Promise.all(

@@ -57,6 +57,10 @@ test('the README has the Production deployment section and the example files it 
     'systemd/svc-worker@.service',
     'nginx/svc.conf',
     'prometheus/svc-alerts.yml',
+    'temporal/temporal-server.yaml',
+    'temporal/dynamicconfig.yaml',
+    'temporal/setup-schema.sh',
+    'systemd/temporal-server.service',
   ]) {
     assert.ok(existsSync(path.join(DEPLOY, f)), `examples/deploy/${f} is missing`);
     assert.ok(section.includes(path.basename(f)), `README section does not mention ${f}`);
