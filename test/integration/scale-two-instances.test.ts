@@ -35,6 +35,7 @@ import { raiseAlert } from '../../services/alerts/raise.ts';
 import { PASSWORD } from '../support/actors.ts';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../support/database.ts';
 import { ADMIN, temporalAddress } from '../support/harness.ts';
+import { workerPolls } from '../support/readiness.ts';
 import { agentMessage, assign, type FakeMachine, registerFakeMachine, waitUntil } from '../support/remote.ts';
 import { api, login, type Session } from '../support/session.ts';
 
@@ -127,13 +128,7 @@ before(async () => {
       ),
     ),
   )) as [string, string];
-  for (const url of urls)
-    await waitUntil(
-      'readyz 200 (a worker polls)',
-      async () => (await fetch(`${url}/readyz`)).status === 200,
-      90_000,
-      200,
-    );
+  for (const url of urls) await waitUntil('readyz 200 (a worker polls)', () => workerPolls(url), 90_000, 200);
   bootSeconds = (performance.now() - bootStartedAt) / 1000;
 });
 
