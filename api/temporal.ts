@@ -12,6 +12,7 @@ import proto from '@temporalio/proto';
 import { namespaceMissingDetail, temporalUnavailability } from '../services/temporal-unavailable.ts';
 
 const WORKFLOW_QUEUE = proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW;
+const PROBE_DEADLINE_MS = 2000;
 
 export interface TemporalAccess {
   namespace: string;
@@ -62,11 +63,14 @@ export function createTemporalAccess(opts: {
       let value: { ok: boolean; detail: string };
       try {
         const c = await client();
-        const res = await c.workflowService.describeTaskQueue({
-          namespace: opts.namespace,
-          taskQueue: { name: opts.taskQueue },
-          taskQueueType: WORKFLOW_QUEUE,
-        });
+        // Within /readyz's 3 s: an unreachable server ends as DEADLINE_EXCEEDED with a clear detail.
+        const res = await c.withDeadline(Date.now() + PROBE_DEADLINE_MS, () =>
+          c.workflowService.describeTaskQueue({
+            namespace: opts.namespace,
+            taskQueue: { name: opts.taskQueue },
+            taskQueueType: WORKFLOW_QUEUE,
+          }),
+        );
         const recent = (res.pollers ?? []).filter((p) => {
           const secs = Number(p.lastAccessTime?.seconds ?? 0);
           return Date.now() / 1000 - secs < 60;
@@ -102,7 +106,9 @@ export function createTemporalAccess(opts: {
 function budgetedRetry(budgetMs: number): NonNullable<ConnectionOptions['interceptors']>[number] {
   const backoff = defaultGrpcRetryOptions();
   return (options, nextCall) => {
-    const giveUpAt = Date.now() + budgetMs;
+    // A call with its own deadline (withDeadline) ends by it, not after the next backoff delay.
+    const deadline = options.deadline === undefined ? Number.POSITIVE_INFINITY : Number(options.deadline);
+    const giveUpAt = Math.min(Date.now() + budgetMs, deadline);
     return makeGrpcRetryInterceptor({
       retryableDecider: (attempt, status) =>
         backoff.retryableDecider(attempt, status) && isRetryableError(status) && Date.now() < giveUpAt,

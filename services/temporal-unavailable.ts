@@ -3,6 +3,7 @@
 // WorkflowUpdateRPCTimeoutOrCancelledError, "Failed to connect to Temporal server"), sometimes twice,
 // so the rule walks the whole cause chain. Every API path that calls Temporal maps a match to
 // `backgroundUnavailable()` (503 with Retry-After) and lets anything else through to its own handling.
+import { NamespaceNotFoundError } from '@temporalio/common';
 import { ServiceUnavailableError } from '../domain/errors.ts';
 
 export const BACKGROUND_UNAVAILABLE = 'Background processing is unavailable';
@@ -29,7 +30,10 @@ const SOCKET_CODES = new Set([
  */
 const UNREACHABLE_TEXT =
   /^(14 UNAVAILABLE|4 DEADLINE_EXCEEDED)\b|Failed to connect (before the deadline|to Temporal)/i;
-/** The server's answer for a namespace that does not exist ("Namespace x is not found."). */
+/**
+ * The server's answer for a namespace that does not exist ("Namespace x is not found."), when the
+ * client did not turn it into a NamespaceNotFoundError (its WorkflowNotFoundError keeps only the text).
+ */
 const NAMESPACE_MISSING_TEXT = /\bnamespace\b[^.]*\bnot found/i;
 
 export type TemporalUnavailability = { kind: 'unreachable' | 'namespace_missing'; detail: string };
@@ -45,6 +49,7 @@ export function temporalUnavailability(err: unknown): TemporalUnavailability | u
     seen.add(e);
     const { code, message = '', details = '' } = e as { code?: unknown; message?: string; details?: string };
     const text = `${details} ${message}`;
+    if (e instanceof NamespaceNotFoundError) return { kind: 'namespace_missing', detail: e.message };
     if (NAMESPACE_MISSING_TEXT.test(text)) return { kind: 'namespace_missing', detail: details || message };
     if (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED)
       return { kind: 'unreachable', detail: details || message };

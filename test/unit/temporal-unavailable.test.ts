@@ -8,7 +8,7 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
-import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
+import { ApplicationFailure, NamespaceNotFoundError, WorkflowNotFoundError } from '@temporalio/common';
 import { ConflictError, ServiceUnavailableError } from '../../domain/errors.ts';
 import {
   BACKGROUND_UNAVAILABLE,
@@ -59,6 +59,10 @@ test('a missing namespace, also when the client turned it into a WorkflowNotFoun
       kind: 'namespace_missing',
       detail: 'Namespace missing-ns is not found.',
     });
+  const typed = new ServiceError('Failed to start Workflow', {
+    cause: new NamespaceNotFoundError('missing-ns'),
+  });
+  assert.equal(temporalUnavailability(typed)?.kind, 'namespace_missing');
 });
 
 test('everything else is not unavailability and is rethrown by its caller as before', () => {
