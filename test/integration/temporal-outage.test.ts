@@ -42,6 +42,7 @@ async function unavailable(url: string, method: string, p: string, auth: Session
   assert.deepEqual(r.body, { error: BACKGROUND_UNAVAILABLE });
   assert.equal(r.res.headers.get('retry-after'), String(BACKGROUND_RETRY_AFTER_SECONDS));
   assert.ok(tookMs < ANSWER_BOUND_MS, `${p} answered after ${tookMs} ms`);
+  return `${method} ${p.replace(/[0-9a-f-]{36}/, ':id')} 503 in ${tookMs} ms`;
 }
 
 async function onlineMachine(app: TestApp, admin: Session, tenantId: number, user: Session) {
@@ -91,7 +92,7 @@ describe('Temporal stopped after the API connected', () => {
     rmSync(temporalDir, { recursive: true, force: true });
   });
 
-  test('session create and pause, autonomous create and org sync answer 503 with Retry-After; readyz stays 200', async () => {
+  test('session create and pause, autonomous create and org sync answer 503 with Retry-After; readyz stays 200', async (t) => {
     const { app } = w;
     const admin = await login(app.url, 'admin', 'admin-password-123');
     const machine = await onlineMachine(app, admin, w.cast.tenantA, w.owner);
@@ -108,19 +109,25 @@ describe('Temporal stopped after the API connected', () => {
     dev = undefined;
 
     await heartbeat(app, machine);
-    await unavailable(app.url, 'POST', '/api/remote/sessions', w.owner, {
-      machine_id: machine.machineId,
-      project_path: '/tmp',
-      cli_tool: 'cli_alpha',
-    });
-    await unavailable(app.url, 'POST', `/api/remote/sessions/${sessionId}/pause`, w.owner);
-    await unavailable(app.url, 'POST', '/api/autonomous/workflows', w.owner, {
-      requirement: 'Add a --json flag',
-      project_path: w.project.path,
-    });
-    await unavailable(app.url, 'POST', '/api/admin/chatplat_a/sync', w.platformAdmin, {
-      tenant_id: w.cast.tenantA,
-    });
+    t.diagnostic(
+      await unavailable(app.url, 'POST', '/api/remote/sessions', w.owner, {
+        machine_id: machine.machineId,
+        project_path: '/tmp',
+        cli_tool: 'cli_alpha',
+      }),
+    );
+    t.diagnostic(await unavailable(app.url, 'POST', `/api/remote/sessions/${sessionId}/pause`, w.owner));
+    t.diagnostic(
+      await unavailable(app.url, 'POST', '/api/autonomous/workflows', w.owner, {
+        requirement: 'Add a --json flag',
+        project_path: w.project.path,
+      }),
+    );
+    t.diagnostic(
+      await unavailable(app.url, 'POST', '/api/admin/chatplat_a/sync', w.platformAdmin, {
+        tenant_id: w.cast.tenantA,
+      }),
+    );
 
     // Nothing half-created: no session but the bound one, no autonomous row, no open sync run (a
     // second sync is refused for Temporal again, not as "already running").
@@ -142,9 +149,11 @@ describe('Temporal stopped after the API connected', () => {
       ),
       0,
     );
-    await unavailable(app.url, 'POST', '/api/admin/chatplat_a/sync', w.platformAdmin, {
-      tenant_id: w.cast.tenantA,
-    });
+    t.diagnostic(
+      await unavailable(app.url, 'POST', '/api/admin/chatplat_a/sync', w.platformAdmin, {
+        tenant_id: w.cast.tenantA,
+      }),
+    );
 
     // Readiness is the database, schema, data and workspace directories: this instance still serves
     // chat, output, the agent and the model proxy, so it stays in the load balancer.
@@ -167,7 +176,7 @@ describe('a Temporal namespace that does not exist', () => {
   });
   after(() => app?.close());
 
-  test('/readyz names the namespace and the fix; session create and a control answer 503', async () => {
+  test('/readyz names the namespace and the fix; session create and a control answer 503', async (t) => {
     const ready = await api(app.url, 'GET', '/readyz', { auth: admin });
     assert.equal(ready.status, 200, JSON.stringify(ready.body));
     assert.deepEqual(ready.body.checks.background_services, {
@@ -182,12 +191,14 @@ describe('a Temporal namespace that does not exist', () => {
     const user = cast.userA.session;
     const machine = await onlineMachine(app, admin, cast.tenantId, user);
     await heartbeat(app, machine);
-    await unavailable(app.url, 'POST', '/api/remote/sessions', user, {
-      machine_id: machine.machineId,
-      project_path: '/tmp',
-      cli_tool: 'cli_alpha',
-    });
+    t.diagnostic(
+      await unavailable(app.url, 'POST', '/api/remote/sessions', user, {
+        machine_id: machine.machineId,
+        project_path: '/tmp',
+        cli_tool: 'cli_alpha',
+      }),
+    );
     const sessionId = await boundSession(app, cast.tenantId, machine, user);
-    await unavailable(app.url, 'POST', `/api/remote/sessions/${sessionId}/pause`, user);
+    t.diagnostic(await unavailable(app.url, 'POST', `/api/remote/sessions/${sessionId}/pause`, user));
   });
 });
