@@ -5,7 +5,6 @@ import {
   Connection,
   type ConnectionOptions,
   defaultGrpcRetryOptions,
-  isRetryableError,
   makeGrpcRetryInterceptor,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
@@ -111,7 +110,7 @@ function budgetedRetry(budgetMs: number): NonNullable<ConnectionOptions['interce
     const giveUpAt = Math.min(Date.now() + budgetMs, deadline);
     return makeGrpcRetryInterceptor({
       retryableDecider: (attempt, status) =>
-        backoff.retryableDecider(attempt, status) && isRetryableError(status) && Date.now() < giveUpAt,
+        backoff.retryableDecider(attempt, status) && Date.now() < giveUpAt,
       delayFunction: (attempt, status) =>
         Math.max(0, Math.min(backoff.delayFunction(attempt, status), giveUpAt - Date.now())),
     })(options, nextCall);

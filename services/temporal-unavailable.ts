@@ -11,9 +11,13 @@ export const BACKGROUND_UNAVAILABLE = 'Background processing is unavailable';
 /** Retry-After (seconds) of a 503 caused by Temporal: about one retry budget plus a reconnect. */
 export const BACKGROUND_RETRY_AFTER_SECONDS = 5;
 
-/** gRPC status codes: the server could not be reached, or did not answer within the call's budget. */
+/**
+ * gRPC status codes: the server could not be reached, did not answer within the call's budget, or is
+ * shedding load (RESOURCE_EXHAUSTED: the client's retries of it are cut by the same budget).
+ */
 const GRPC_UNAVAILABLE = 14;
 const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_RESOURCE_EXHAUSTED = 8;
 /** Node socket errors of a connection that cannot be made or was lost. */
 const SOCKET_CODES = new Set([
   'ECONNREFUSED',
@@ -51,7 +55,7 @@ export function temporalUnavailability(err: unknown): TemporalUnavailability | u
     const text = `${details} ${message}`;
     if (e instanceof NamespaceNotFoundError) return { kind: 'namespace_missing', detail: e.message };
     if (NAMESPACE_MISSING_TEXT.test(text)) return { kind: 'namespace_missing', detail: details || message };
-    if (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED)
+    if (code === GRPC_UNAVAILABLE || code === GRPC_DEADLINE_EXCEEDED || code === GRPC_RESOURCE_EXHAUSTED)
       return { kind: 'unreachable', detail: details || message };
     if (typeof code === 'string' && SOCKET_CODES.has(code)) return { kind: 'unreachable', detail: message };
     if (UNREACHABLE_TEXT.test(message)) return { kind: 'unreachable', detail: message };

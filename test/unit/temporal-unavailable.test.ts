@@ -20,7 +20,7 @@ import {
 const grpcError = (code: number, name: string, details: string) =>
   Object.assign(new Error(`${code} ${name}: ${details}`), { code, details, metadata: new Metadata() });
 
-test('gRPC UNAVAILABLE and DEADLINE_EXCEEDED at any depth of the cause chain', () => {
+test('gRPC UNAVAILABLE, DEADLINE_EXCEEDED and RESOURCE_EXHAUSTED at any depth of the cause chain', () => {
   const unavailable = grpcError(14, 'UNAVAILABLE', 'No connection established');
   const cases: unknown[] = [
     unavailable,
@@ -32,6 +32,7 @@ test('gRPC UNAVAILABLE and DEADLINE_EXCEEDED at any depth of the cause chain', (
     new WorkflowUpdateRPCTimeoutOrCancelledError('timeout', {
       cause: grpcError(4, 'DEADLINE_EXCEEDED', 'Deadline exceeded'),
     }),
+    new ServiceError('Failed to start Workflow', { cause: grpcError(8, 'RESOURCE_EXHAUSTED', 'rate limit') }),
   ];
   for (const err of cases) assert.equal(temporalUnavailability(err)?.kind, 'unreachable', String(err));
 });
