@@ -4,8 +4,9 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Request } from 'express';
-import { ConflictError, ServiceUnavailableError } from '../domain/errors.ts';
+import { ConflictError } from '../domain/errors.ts';
 import { remoteSessionTeardown } from '../services/remote-session-teardown.ts';
+import { rethrowIfTemporalUnavailable } from '../services/temporal-unavailable.ts';
 import {
   INVALID_TRANSITION,
   type LifecycleResult,
@@ -26,6 +27,8 @@ import type { AppDeps } from './deps.ts';
 import type { TemporalAccess } from './temporal.ts';
 
 function translate(err: unknown): never {
+  // First: a missing namespace also arrives as a WorkflowNotFoundError, an outage inside a ServiceError.
+  rethrowIfTemporalUnavailable(err);
   if (err instanceof WorkflowUpdateFailedError) {
     const cause = err.cause as { type?: string; message?: string } | undefined;
     if (cause?.type === INVALID_TRANSITION) throw new ConflictError(cause.message ?? 'Invalid session state');
@@ -36,8 +39,6 @@ function translate(err: unknown): never {
   const message = (err as Error)?.message ?? '';
   if (/already completed|workflow execution already/i.test(message))
     throw new ConflictError('The session is no longer running');
-  if ((err as { code?: number })?.code === 14 || /UNAVAILABLE|connect/i.test(message))
-    throw new ServiceUnavailableError('The workflow service is unavailable; try again');
   throw err;
 }
 

@@ -1,9 +1,17 @@
 // The API's handle on Temporal: a lazily connected client, and a cheap "is a worker polling" probe used
 // by /readyz (it works the same whether the worker runs in this process or elsewhere).
-import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  type ConnectionOptions,
+  defaultGrpcRetryOptions,
+  makeGrpcRetryInterceptor,
+} from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { namespaceMissingDetail, temporalUnavailability } from '../services/temporal-unavailable.ts';
 
 const WORKFLOW_QUEUE = proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW;
+const PROBE_DEADLINE_MS = 2000;
 
 export interface TemporalAccess {
   namespace: string;
@@ -22,6 +30,8 @@ export function createTemporalAccess(opts: {
   connection?: ConnectionOptions;
   /** How long a connection attempt may take (SVC_TEMPORAL_CONNECT_TIMEOUT_MS; default 5 s). */
   connectTimeoutMs?: number;
+  /** How long one call is retried while Temporal is unreachable (SVC_TEMPORAL_RETRY_BUDGET_MS; 3 s). */
+  retryBudgetMs?: number;
 }): TemporalAccess {
   let connecting: Promise<Client> | undefined;
   let connection: Connection | undefined;
@@ -29,6 +39,7 @@ export function createTemporalAccess(opts: {
     connecting ??= Connection.connect({
       ...(opts.connection ?? { address: opts.address }),
       connectTimeout: opts.connectTimeoutMs ?? 5000,
+      interceptors: [budgetedRetry(opts.retryBudgetMs ?? 3000)],
     }).then(
       (c) => {
         connection = c;
@@ -51,11 +62,14 @@ export function createTemporalAccess(opts: {
       let value: { ok: boolean; detail: string };
       try {
         const c = await client();
-        const res = await c.workflowService.describeTaskQueue({
-          namespace: opts.namespace,
-          taskQueue: { name: opts.taskQueue },
-          taskQueueType: WORKFLOW_QUEUE,
-        });
+        // Within /readyz's 3 s: an unreachable server ends as DEADLINE_EXCEEDED with a clear detail.
+        const res = await c.withDeadline(Date.now() + PROBE_DEADLINE_MS, () =>
+          c.workflowService.describeTaskQueue({
+            namespace: opts.namespace,
+            taskQueue: { name: opts.taskQueue },
+            taskQueueType: WORKFLOW_QUEUE,
+          }),
+        );
         const recent = (res.pollers ?? []).filter((p) => {
           const secs = Number(p.lastAccessTime?.seconds ?? 0);
           return Date.now() / 1000 - secs < 60;
@@ -64,7 +78,14 @@ export function createTemporalAccess(opts: {
           ? { ok: true, detail: `${recent.length} worker poller(s) on ${opts.taskQueue}` }
           : { ok: false, detail: `Temporal answers but no worker polls task queue ${opts.taskQueue}` };
       } catch (err) {
-        value = { ok: false, detail: `Temporal unreachable: ${(err as Error).message}` };
+        const why = temporalUnavailability(err);
+        value = {
+          ok: false,
+          detail:
+            why?.kind === 'namespace_missing'
+              ? namespaceMissingDetail(opts.namespace)
+              : `Temporal unreachable at ${opts.address}: ${(err as Error).message}`,
+        };
       }
       cached = { at: Date.now(), value };
       return value;
@@ -72,5 +93,26 @@ export function createTemporalAccess(opts: {
     async close() {
       await connection?.close();
     },
+  };
+}
+
+/**
+ * The client's gRPC retry (the SDK default: 10 attempts, about 20 s while the server is down), bounded
+ * by a time budget per call: an API request that needs Temporal answers 503 within about `budgetMs`
+ * instead of hanging. A retried call resends the same request (an update keeps its update id, a start
+ * its workflow id), so the server applies it once however many attempts reached it.
+ */
+function budgetedRetry(budgetMs: number): NonNullable<ConnectionOptions['interceptors']>[number] {
+  const backoff = defaultGrpcRetryOptions();
+  return (options, nextCall) => {
+    // A call with its own deadline (withDeadline) ends by it, not after the next backoff delay.
+    const deadline = options.deadline === undefined ? Number.POSITIVE_INFINITY : Number(options.deadline);
+    const giveUpAt = Math.min(Date.now() + budgetMs, deadline);
+    return makeGrpcRetryInterceptor({
+      retryableDecider: (attempt, status) =>
+        backoff.retryableDecider(attempt, status) && Date.now() < giveUpAt,
+      delayFunction: (attempt, status) =>
+        Math.max(0, Math.min(backoff.delayFunction(attempt, status), giveUpAt - Date.now())),
+    })(options, nextCall);
   };
 }

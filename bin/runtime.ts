@@ -71,6 +71,7 @@ export function connectTemporal(settings: Settings, address: string): TemporalAc
     // TLS / mTLS / API key of the cluster: the same options as the worker's (config/temporal-connection.ts).
     connection: temporalConnection(settings, address).client,
     connectTimeoutMs: settings.SVC_TEMPORAL_CONNECT_TIMEOUT_MS,
+    retryBudgetMs: settings.SVC_TEMPORAL_RETRY_BUDGET_MS,
   });
 }
 

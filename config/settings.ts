@@ -36,6 +36,11 @@ const flatSchema = z.object({
    */
   SVC_TEMPORAL_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
   /**
+   * How long the API's Temporal client retries a call while Temporal is unreachable before the request
+   * answers 503 with Retry-After (milliseconds; the client's own default is about 20 s).
+   */
+  SVC_TEMPORAL_RETRY_BUDGET_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
+  /**
    * Security of the connection to the Temporal cluster at TEMPORAL_ADDRESS (the same names as the
    * `temporal` CLI's environment configuration), honoured by the API's client and the worker alike
    * (config/temporal-connection.ts). TEMPORAL_TLS unset: TLS is on when any option below is set.

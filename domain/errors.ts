@@ -53,7 +53,11 @@ export class NotImplementedError extends AppError {
   }
 }
 export class ServiceUnavailableError extends AppError {
-  constructor(message = 'Service unavailable') {
+  /** `retryAfterSeconds`: when the dependency is expected back; sent as the Retry-After header. */
+  constructor(
+    message = 'Service unavailable',
+    readonly retryAfterSeconds?: number,
+  ) {
     super(503, message);
   }
 }

@@ -1,7 +1,7 @@
 // The single error middleware: every failure becomes `{error: string}` (plus spec-named extras) with
 // the right status. Stack traces and internal messages are logged, never sent.
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { AppError } from '../../domain/errors.ts';
+import { AppError, ServiceUnavailableError } from '../../domain/errors.ts';
 import { COMPRESSED_BODY_REFUSED } from './body.ts';
 
 export const notFoundHandler: RequestHandler = (_req, res) => {
@@ -14,6 +14,8 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     return;
   }
   if (err instanceof AppError) {
+    if (err instanceof ServiceUnavailableError && err.retryAfterSeconds)
+      res.setHeader('retry-after', String(err.retryAfterSeconds));
     res.status(err.status).json({ error: err.message, ...err.extra });
     return;
   }

@@ -24,7 +24,8 @@ const withTimeout = <T>(p: Promise<T>, ms: number, what: string) =>
 
 // Declarations (api/openapi/endpoint.ts). The probes take no input and need no credentials (load
 // balancers and orchestrators call them), so they declare only what they answer.
-// `off` and `unavailable` belong to the sandbox check alone (reported, not part of readiness).
+// `off` and `unavailable` belong to the checks reported but not part of readiness (sandbox, background
+// services).
 const check = z.looseObject({
   status: z.enum(['ok', 'fail', 'off', 'unavailable']),
   detail: z.string().optional(),
@@ -112,8 +113,6 @@ export function opsRouter(deps: AppDeps): Router {
     const bg = await withTimeout(deps.temporal.backgroundStatus(), 3000, 'Temporal probe').catch(
       (err: Error) => ({ ok: false, detail: err.message }),
     );
-    checks.background_services = { status: bg.ok ? 'ok' : 'fail', detail: bg.detail };
-    deps.metrics.workerRunning.set(bg.ok ? 1 : 0);
     try {
       accessSync(deps.settings.dataDir, constants.W_OK);
       checks.config_directory = { status: 'ok' };
@@ -125,6 +124,12 @@ export function opsRouter(deps: AppDeps): Router {
     }
     checks.workspace = workspaceCheck(deps.settings.workspaceDir);
     const ready = Object.values(checks).every((c) => c.status === 'ok');
+    // Reported, not part of readiness (the spec's /readyz checks are the database, the schema, the
+    // configuration directory and the workspace): an API instance serves chat, output, the agent, the
+    // model proxy and uploads without Temporal, so an outage or a moment without a worker must not take
+    // every instance out of the load balancer. What needs Temporal answers 503 with Retry-After.
+    checks.background_services = { status: bg.ok ? 'ok' : 'unavailable', detail: bg.detail };
+    deps.metrics.workerRunning.set(bg.ok ? 1 : 0);
     // Reported, not part of readiness: the API's own routes serve without it; what it decides is
     // whether untrusted work (autonomous CLIs, CI, hooks) runs here or is refused (services/sandbox/).
     checks.sandbox = sandboxStatus(deps.settings);

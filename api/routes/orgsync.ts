@@ -18,16 +18,11 @@ import { z } from 'zod';
 import { orgSyncRunsRepository } from '../../db/repositories/orgsync/runs.ts';
 import { tenantsRepository } from '../../db/repositories/tenants.ts';
 import { isSystemAdmin } from '../../domain/access.ts';
-import {
-  BadRequestError,
-  ConflictError,
-  ForbiddenError,
-  NotFoundError,
-  ServiceUnavailableError,
-} from '../../domain/errors.ts';
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../domain/errors.ts';
 import { PLATFORMS, type Platform } from '../../domain/orgsync/platform.ts';
 import { inScope, parseTenantIdParam, readScope, TENANT_KEY_ERRORS } from '../../domain/tenant-scope.ts';
 import { platformCredentials } from '../../services/orgsync/directories.ts';
+import { backgroundUnavailable, isTemporalUnavailable } from '../../services/temporal-unavailable.ts';
 import { ORG_SYNC_ID_PREFIX, orgSyncWorkflow } from '../../workflows/orgsync/sync.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
@@ -101,9 +96,10 @@ export function orgSyncRouter(deps: AppDeps): Router {
       const described = await client.workflow.getHandle(running.runId).describe();
       open = described.status.name === 'RUNNING';
     } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) {
+      // A missing namespace also arrives as a WorkflowNotFoundError: unavailable, not a finished run.
+      if (!(err instanceof WorkflowNotFoundError) || isTemporalUnavailable(err)) {
         deps.logger.error({ err }, 'org sync: Temporal call failed');
-        throw new ServiceUnavailableError('The workflow service is unavailable; try again');
+        throw backgroundUnavailable();
       }
     }
     if (open)
@@ -141,7 +137,7 @@ export function orgSyncRouter(deps: AppDeps): Router {
           { status: 'failed', counts: null, error: 'the workflow could not be started' },
           deps.now(),
         );
-        throw new ServiceUnavailableError('The workflow service is unavailable; try again');
+        throw backgroundUnavailable();
       }
       await writeAudit(deps, req, {
         action: 'ORG_SYNC_STARTED',

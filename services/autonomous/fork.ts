@@ -16,9 +16,10 @@ import { type MilestoneRow, milestonesRepository } from '../../db/repositories/a
 import { type WorkflowRow, workflowsRepository } from '../../db/repositories/autonomous/workflows.ts';
 import { buildDefinitionSnapshot, parseDefinitionSnapshot } from '../../domain/autonomous/create-input.ts';
 import { feedbackReturnPhase, isPhase, STATUS_CLASS } from '../../domain/autonomous/states.ts';
-import { ConflictError, ServiceUnavailableError } from '../../domain/errors.ts';
+import { ConflictError } from '../../domain/errors.ts';
+import { backgroundUnavailable } from '../temporal-unavailable.ts';
 import { newAutonomousWorkflowId } from './create-workflows.ts';
-import { type AutonomousRuns, BACKGROUND_UNAVAILABLE } from './temporal-runs.ts';
+import type { AutonomousRuns } from './temporal-runs.ts';
 
 interface Deps {
   database: DatabaseHandle;
@@ -102,7 +103,7 @@ export async function forkAutonomousWorkflow(
     await deps.runs.start(workflowId);
   } catch {
     await workflows.delete(workflowId);
-    throw new ServiceUnavailableError(BACKGROUND_UNAVAILABLE);
+    throw backgroundUnavailable();
   }
   return (await workflows.find(workflowId))!;
 }

@@ -21,26 +21,21 @@ import {
   type ControlResult,
   temporalWorkflowId,
 } from '../../workflows/autonomous/contract.ts';
+import { isTemporalUnavailable, rethrowIfTemporalUnavailable } from '../temporal-unavailable.ts';
 
 export interface AutonomousTemporal {
   taskQueue: string;
   client(): Promise<Client>;
 }
 
-export const BACKGROUND_UNAVAILABLE = 'Background processing is unavailable';
+export { BACKGROUND_UNAVAILABLE } from '../temporal-unavailable.ts';
 
+// A missing namespace also arrives as a WorkflowNotFoundError ("Namespace x is not found."): not a run
+// that ended.
 const isNotFound = (err: unknown) =>
-  err instanceof WorkflowNotFoundError || /already completed|not found/i.test((err as Error)?.message ?? '');
-
-const isUnavailable = (err: unknown) => {
-  const message = (err as Error)?.message ?? '';
-  const cause = (err as { cause?: { code?: number } })?.cause;
-  return (
-    (err as { code?: number })?.code === 14 ||
-    cause?.code === 14 ||
-    /UNAVAILABLE|ECONNREFUSED|connect/i.test(message)
-  );
-};
+  !isTemporalUnavailable(err) &&
+  (err instanceof WorkflowNotFoundError ||
+    /already completed|not found/i.test((err as Error)?.message ?? ''));
 
 /**
  * A run registers its update handlers once it has loaded its row (an activity), so an update that
@@ -65,6 +60,7 @@ async function untilRegistered<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 function translate(err: unknown): never {
+  rethrowIfTemporalUnavailable(err);
   if (err instanceof WorkflowUpdateFailedError) {
     const cause = err.cause as { type?: string; message?: string } | undefined;
     if (cause?.type === AUTONOMOUS_REFUSED)
@@ -73,7 +69,6 @@ function translate(err: unknown): never {
     // detail goes out; the control did not happen and may be tried again.
     throw new ServiceUnavailableError('The workflow did not apply the control; try again');
   }
-  if (isUnavailable(err)) throw new ServiceUnavailableError(BACKGROUND_UNAVAILABLE);
   throw err;
 }
 

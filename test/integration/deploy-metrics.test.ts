@@ -7,6 +7,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startTestApp, type TestApp } from '../support/harness.ts';
+import { workerPolls } from '../support/readiness.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** `up` is the scraper's own series, not the service's. */
@@ -40,8 +41,8 @@ async function scrape(): Promise<string> {
 test('every metric named in the alert rules and the README table is exported', async () => {
   // /readyz sets the svc_* gauges; poll until the worker is seen.
   const deadline = Date.now() + 60_000;
-  while ((await fetch(`${app.url}/readyz`)).status !== 200) {
-    assert.ok(Date.now() < deadline, '/readyz never answered 200');
+  while (!(await workerPolls(app.url))) {
+    assert.ok(Date.now() < deadline, '/readyz never saw the worker');
     await new Promise((r) => setTimeout(r, 250));
   }
   const exported = exportedNames(await scrape());

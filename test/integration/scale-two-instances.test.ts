@@ -32,6 +32,7 @@ import { raiseAlert } from '../../services/alerts/raise.ts';
 import { PASSWORD } from '../support/actors.ts';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../support/database.ts';
 import { ADMIN, temporalAddress } from '../support/harness.ts';
+import { workerPolls } from '../support/readiness.ts';
 import { agentMessage, assign, type FakeMachine, registerFakeMachine, waitUntil } from '../support/remote.ts';
 import { api, login, type Session } from '../support/session.ts';
 import {
@@ -94,13 +95,7 @@ before(async () => {
   const apis = ['api-a', 'api-b'].map((n) => launch(n, 'api', { ...env, SVC_DATA_DIR: testDb.dataDir }));
   for (const n of ['worker-1', 'worker-2']) launch(n, 'worker', { ...env, SVC_DATA_DIR: workerDir });
   urls = (await Promise.all(apis.map((a) => apiUrl(a)))) as [string, string];
-  for (const url of urls)
-    await waitUntil(
-      'readyz 200 (a worker polls)',
-      async () => (await fetch(`${url}/readyz`)).status === 200,
-      90_000,
-      200,
-    );
+  for (const url of urls) await waitUntil('a worker polls', () => workerPolls(url), 90_000, 200);
   bootSeconds = (performance.now() - bootStartedAt) / 1000;
 });
 

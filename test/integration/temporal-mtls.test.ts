@@ -16,6 +16,7 @@ import { type GrpcTlsProxy, startGrpcTlsProxy } from '../fixtures/grpc-tls-proxy
 import { createTestPki } from '../fixtures/tls-certs.ts';
 import { createTestDatabase } from '../support/database.ts';
 import { startTestApp, type TestApp, temporalAddress } from '../support/harness.ts';
+import { workerPolls } from '../support/readiness.ts';
 
 const API_KEY = `tk-${'x'.repeat(8)}-integration-SECRET-0042`;
 const pki = createTestPki('temporal.internal');
@@ -50,8 +51,8 @@ test('worker, schedules and API client connect with TLS, the client certificate 
   app = await startTestApp({ worker: true, env: secured() });
   const deadline = Date.now() + 60_000;
   for (;;) {
+    if (await workerPolls(app.url)) break;
     const ready: Response = await fetch(`${app.url}/readyz`);
-    if (ready.status === 200) break;
     assert.ok(Date.now() < deadline, `/readyz never 200: ${JSON.stringify(await ready.json())}`);
     await new Promise((r) => setTimeout(r, 250));
   }

@@ -19,10 +19,10 @@ import { type WorkflowRow, workflowsRepository } from '../../../db/repositories/
 import { workflowListReader } from '../../../domain/autonomous/access.ts';
 import { CREATE_BODY_SCHEMAS } from '../../../domain/autonomous/create-input.ts';
 import { WORKFLOW_STATUSES } from '../../../domain/autonomous/states.ts';
-import { ServiceUnavailableError } from '../../../domain/errors.ts';
 import { createAutonomousWorkflows } from '../../../services/autonomous/create-workflows.ts';
 import { autonomousDeletion } from '../../../services/autonomous/delete.ts';
-import { autonomousRuns, BACKGROUND_UNAVAILABLE } from '../../../services/autonomous/temporal-runs.ts';
+import { autonomousRuns } from '../../../services/autonomous/temporal-runs.ts';
+import { backgroundUnavailable } from '../../../services/temporal-unavailable.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { readLargeJson } from '../../middleware/body.ts';
@@ -124,7 +124,7 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
       for (const id of started) await runs.terminate(id, 'creation rolled back').catch(() => undefined);
       if (created.kind === 'batch') await batches.delete(created.batch.batchId);
       else await workflows.delete(created.workflow.workflowId);
-      throw new ServiceUnavailableError(BACKGROUND_UNAVAILABLE);
+      throw backgroundUnavailable();
     }
     for (const row of rows)
       await writeAudit(deps, req, {

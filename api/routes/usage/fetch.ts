@@ -23,9 +23,10 @@ import { type CollectorRunRow, collectorsRepository } from '../../../db/reposito
 import { rawScopeCondition } from '../../../db/tenant-scope-sql.ts';
 import { runTotals } from '../../../domain/collectors/progress.ts';
 import { AGENT_REPORTS_SOURCE, TRANSCRIPT_SOURCES } from '../../../domain/collectors/sources.ts';
-import { AppError, NotFoundError, ServiceUnavailableError } from '../../../domain/errors.ts';
+import { AppError, NotFoundError } from '../../../domain/errors.ts';
 import { readScope } from '../../../domain/tenant-scope.ts';
 import { collectRunInput } from '../../../services/collectors/run-input.ts';
+import { rethrowIfTemporalUnavailable } from '../../../services/temporal-unavailable.ts';
 import {
   type CollectRunProgress,
   collectProgressQuery,
@@ -56,11 +57,6 @@ function parseDetail(detail: string | null): unknown[] {
     return [];
   }
 }
-
-const unavailable = (err: unknown) => {
-  const message = (err as Error)?.message ?? '';
-  return (err as { code?: number })?.code === 14 || /UNAVAILABLE|connect|timed out/i.test(message);
-};
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
 const postFetchData = endpoint({
@@ -200,8 +196,7 @@ export function fetchRouter(deps: AppDeps): Router {
           .catch(() => null);
         throw new AppError(409, 'A collection run is already running', { run_id: running });
       }
-      if (unavailable(err))
-        throw new ServiceUnavailableError('The workflow service is unavailable; try again');
+      rethrowIfTemporalUnavailable(err);
       throw err;
     }
     await repo.ensureRun(runId, 'api', req.auth.user.id, deps.now());

@@ -12,7 +12,8 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { Router } from 'express';
 import { z } from 'zod';
-import { NotFoundError, ServiceUnavailableError } from '../../../domain/errors.ts';
+import { NotFoundError } from '../../../domain/errors.ts';
+import { backgroundUnavailable, isTemporalUnavailable } from '../../../services/temporal-unavailable.ts';
 import {
   SUMMARY_REFRESH_ID_PREFIX,
   type SummaryRefreshProgress,
@@ -62,7 +63,7 @@ export function summaryRefreshRouter(deps: AppDeps): Router {
   const unavailable = (err: unknown): never => {
     if (err instanceof NotFoundError) throw err;
     deps.logger.error({ err }, 'summary refresh: Temporal call failed');
-    throw new ServiceUnavailableError('The workflow service is unavailable; try again');
+    throw backgroundUnavailable();
   };
 
   r.post('/api/summary/refresh', postSummaryRefresh, ...admin, async (req, res) => {
@@ -94,7 +95,8 @@ export function summaryRefreshRouter(deps: AppDeps): Router {
       const client = await deps.temporal.client();
       const handle = client.workflow.getHandle(id);
       const described = await handle.describe().catch((err: unknown) => {
-        if (err instanceof WorkflowNotFoundError) throw new NotFoundError('Summary refresh not found');
+        if (err instanceof WorkflowNotFoundError && !isTemporalUnavailable(err))
+          throw new NotFoundError('Summary refresh not found');
         throw err;
       });
       const status = (described.status.name ?? 'UNKNOWN').toLowerCase();

@@ -23,6 +23,7 @@ import { type DatabaseHandle, openDatabase } from '../../../db/client.ts';
 import { upgrade } from '../../../migrations/runner.ts';
 import { createTenant, createUser, PASSWORD } from '../../support/actors.ts';
 import { ADMIN, type TestApp } from '../../support/harness.ts';
+import { workerPolls } from '../../support/readiness.ts';
 import {
   type AgentProcess,
   assign,
@@ -57,7 +58,7 @@ export interface Cluster {
   start(which: Component): Promise<void>;
   /** SIGKILL, and wait until the process is gone. */
   kill(which: Component): Promise<void>;
-  /** The API answers /readyz 200 (it reaches the database and a worker polls). */
+  /** The API answers /readyz 200 (it reaches the database) and reports a worker polling. */
   ready(timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -142,7 +143,7 @@ export async function startCluster(opts: {
       await p.exited;
     },
     async ready(timeoutMs = 60_000) {
-      await waitUntil('/readyz 200', async () => (await readyz(url)) === 200, timeoutMs, 100);
+      await waitUntil('/readyz 200 with a worker polling', () => workerPolls(url), timeoutMs, 100);
     },
     async close() {
       for (const p of Object.values(procs)) {
@@ -156,14 +157,6 @@ export async function startCluster(opts: {
     },
   };
   return cluster;
-}
-
-async function readyz(url: string): Promise<number> {
-  try {
-    return (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3000) })).status;
-  } catch {
-    return 0;
-  }
 }
 
 /** A user with a session on a machine the real agent serves; the CLI is running. */

@@ -27,6 +27,7 @@ import { tenantProjectRoot } from '../../../services/autonomous/projects.ts';
 import { makeGitRepo } from '../../fixtures/git-repo.ts';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../../support/database.ts';
 import { ADMIN } from '../../support/harness.ts';
+import { workerPolls } from '../../support/readiness.ts';
 import {
   type AgentProcess,
   buildRemoteCast,
@@ -131,13 +132,11 @@ function launch(name: string, script: 'api' | 'worker') {
   return p;
 }
 
-const readyz = async (url: string) => (await fetch(`${url}/readyz`).catch(() => null))?.status === 200;
-
 /** Starts API instance `i` (0 = A, 1 = B) and waits until it is ready; its URL goes in `instances`. */
 async function startInstance(i: number) {
   const p = launch(`api-${'ab'[i]}`, 'api');
   instances[i] = await apiUrl(p);
-  await waitUntil(`api-${'ab'[i]} ready`, () => readyz(instances[i]!), 90_000, 200);
+  await waitUntil(`api-${'ab'[i]}: a worker polls`, () => workerPolls(instances[i]!), 90_000, 200);
   return p;
 }
 
@@ -409,7 +408,7 @@ test('a Temporal server restart: work continues on the same ports and databases'
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   await cliPid(A, cast.userA.session, created.body.session_id);
-  for (const url of instances) await waitUntil(`${url} ready`, () => readyz(url), 60_000, 200);
+  for (const url of instances) await waitUntil(`${url}: a worker polls`, () => workerPolls(url), 60_000, 200);
 });
 
 test('while Temporal is down, controls answer 503 with Retry-After within 5 s', { skip }, async () => {
