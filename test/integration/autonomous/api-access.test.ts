@@ -21,6 +21,7 @@ import {
   setRow,
   startApiWorld,
   terminateRuns,
+  workflowRow,
 } from './api-support.ts';
 
 let w: ApiWorld;
@@ -181,6 +182,29 @@ describe('the CLI is checked at creation', () => {
     } finally {
       w.app.settings.autonomous.cli_paths = saved;
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a retry while the CLI cannot be run: 400 in the same words before Temporal, the workflow stays failed', async () => {
+    const wf = await createWorkflow(w, w.owner, { cli_tool: 'cli_beta' });
+    created.push(wf.id);
+    await setRow(w, wf.id, {
+      status: 'failed',
+      currentPhase: 'planning',
+      error: 'runner_failure: 5 attempts failed',
+    });
+    const saved = w.app.settings.autonomous.cli_paths;
+    w.app.settings.autonomous.cli_paths = { ...saved, cli_beta: '/nonexistent/claude' };
+    try {
+      const r = await call('POST', `/api/autonomous/workflows/${wf.id}/retry`, w.owner, {});
+      assert.equal(r.status, 400, JSON.stringify(r.body));
+      assert.match(
+        r.body.error,
+        /^cli_tool: the CLI cli_beta cannot be run: .*`npm run clis:install cli_beta`/,
+      );
+      assert.equal((await workflowRow(w, wf.id))?.status, 'failed');
+    } finally {
+      w.app.settings.autonomous.cli_paths = saved;
     }
   });
 });
