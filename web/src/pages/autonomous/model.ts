@@ -373,7 +373,8 @@ export interface FailureExplanation {
  * Why a failed workflow failed and what fixes it, from its error and its last failed step's error
  * (the runner's structured message, e.g. "runner_failure: the CLI could not be started: spawn claude
  * ENOENT"). Retry stays offered: a fix on the server (installing the CLI) is made outside this page,
- * and retrying is then the way on; the fix says to do it first.
+ * and retrying is then the way on; the fix says to do it first, and the API refuses a retry while the
+ * CLI is still missing (services/autonomous/cli-check.ts), so a click too early says so in words.
  */
 export function explainFailure(
   w: Pick<Workflow, 'status' | 'error' | 'cli_tool'>,
@@ -390,7 +391,7 @@ export function explainFailure(
     return {
       summary: w.error,
       cause: `The CLI \`${spawn?.[1] ?? w.cli_tool ?? 'CLI'}\`${tool} was not found on the server, so no step could start.`,
-      fix: "An administrator of the server must install it (npm run clis:install, or npm install -g with the tool's package) or set its path in autonomous.cli_paths; then Retry. A retry before that fails the same way.",
+      fix: "An administrator of the server must install it (npm run clis:install, or npm install -g with the tool's package) or set its path in autonomous.cli_paths; then Retry (until then the server refuses a retry, saying what is missing).",
     };
   if (spawn?.[2] === 'EACCES' || /not executable/.test(detail))
     return {
