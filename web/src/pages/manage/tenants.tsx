@@ -12,6 +12,7 @@ import { useAction } from '../../ui/use-action.ts';
 import { useSubmit } from '../../ui/use-submit.ts';
 import { intText, readIntFields } from './form-values.ts';
 import { Done, ManagePage, useFocusOnOpen } from './layout.tsx';
+import { tenantStatusWord } from './tenant-status.ts';
 import type { Tenant, TenantDetail } from './types.ts';
 import { useResource } from './use-resource.ts';
 
@@ -171,14 +172,20 @@ function TenantPanel({
     (signal) => api.get<{ tenant: TenantDetail }>(`/api/tenants/${id}`, { signal }),
     [id],
   );
+  // Usage against the limits (computed, nothing written): an active tenant past a limit is "over quota".
+  const quota = useResource(
+    (signal) => api.post<{ exceeded: string[] }>(`/api/tenants/${id}/check-quota`, undefined, { signal }),
+    [id],
+  );
   const heading = useFocusOnOpen<HTMLHeadingElement>(!!detail.data);
   const { act, error } = useAction(async (msg) => {
     onChanged(msg);
-    await detail.reload();
+    await Promise.all([detail.reload(), quota.reload()]);
   });
   if (detail.error) return <ErrorBox error={detail.error} />;
   const t = detail.data?.tenant;
   if (!t) return <Loading />;
+  const status = tenantStatusWord(t.status, quota.data?.exceeded);
   const saved = (msg: string) => {
     onChanged(msg);
     void detail.reload();
@@ -189,8 +196,9 @@ function TenantPanel({
         {t.name} <span class="muted">({t.slug})</span>
       </h2>
       <p>
-        Status <span class={`badge ${t.status === 'suspended' ? 'badge-bad' : 'badge-ok'}`}>{t.status}</span>,
-        plan {t.plan}, {formatNumber(t.user_count)} users, {formatNumber(t.total_tokens_used)} tokens used.
+        Status <span class={`badge ${status.bad ? 'badge-bad' : 'badge-ok'}`}>{status.word}</span>
+        {status.reached.length > 0 && <> (limit reached: {status.reached.join(', ')})</>}, plan {t.plan},{' '}
+        {formatNumber(t.user_count)} users, {formatNumber(t.total_tokens_used)} tokens used.
       </p>
       <ErrorBox error={error} />
       <div class="form-actions">
@@ -262,9 +270,10 @@ export default function TenantsPage() {
             {
               key: 'status',
               header: 'Status',
-              render: (t) => (
-                <span class={`badge ${t.status === 'suspended' ? 'badge-bad' : 'badge-ok'}`}>{t.status}</span>
-              ),
+              render: (t) => {
+                const s = tenantStatusWord(t.status);
+                return <span class={`badge ${s.bad ? 'badge-bad' : 'badge-ok'}`}>{s.word}</span>;
+              },
             },
             { key: 'plan', header: 'Plan' },
             { key: 'users', header: 'Users', numeric: true, render: (t) => formatNumber(t.user_count) },
