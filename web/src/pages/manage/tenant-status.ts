@@ -1,5 +1,5 @@
 // The status word of a tenant: its stored status, except that an active tenant whose usage has reached
-// a limit (POST /api/tenants/<id>/check-quota `exceeded`) is "over quota", not "active". Pure (unit
+// a limit (GET /api/quota/status/all `exceeded`) is "over quota", not "active". Pure (unit
 // tested in test/unit/web-manage-forms.test.ts).
 import { codeWords } from '../../ui/format.ts';
 

@@ -161,10 +161,13 @@ function TenantSettings({ detail, onSaved }: { detail: TenantDetail; onSaved: (m
 
 function TenantPanel({
   id,
+  exceeded,
   onChanged,
   onClose,
 }: {
   id: number;
+  /** The limits this tenant has reached (GET /api/quota/status/all). */
+  exceeded: string[];
   onChanged: (msg: string) => void;
   onClose: () => void;
 }) {
@@ -172,20 +175,15 @@ function TenantPanel({
     (signal) => api.get<{ tenant: TenantDetail }>(`/api/tenants/${id}`, { signal }),
     [id],
   );
-  // Usage against the limits (computed, nothing written): an active tenant past a limit is "over quota".
-  const quota = useResource(
-    (signal) => api.post<{ exceeded: string[] }>(`/api/tenants/${id}/check-quota`, undefined, { signal }),
-    [id],
-  );
   const heading = useFocusOnOpen<HTMLHeadingElement>(!!detail.data);
   const { act, error } = useAction(async (msg) => {
     onChanged(msg);
-    await Promise.all([detail.reload(), quota.reload()]);
+    await detail.reload();
   });
   if (detail.error) return <ErrorBox error={detail.error} />;
   const t = detail.data?.tenant;
   if (!t) return <Loading />;
-  const status = tenantStatusWord(t.status, quota.data?.exceeded);
+  const status = tenantStatusWord(t.status, exceeded);
   const saved = (msg: string) => {
     onChanged(msg);
     void detail.reload();
@@ -247,16 +245,30 @@ function TenantPanel({
 
 export default function TenantsPage() {
   const tenants = useResource((signal) => api.get<{ tenants: Tenant[] }>('/api/tenants', { signal }));
+  // The quota accounting the service enforces: an active tenant past a limit reads "over quota".
+  const quota = useResource((signal) =>
+    api.get<{ tenants: { tenant_id: number; exceeded: string[] }[] }>('/api/quota/status/all', { signal }),
+  );
+  const exceededOf = (id: number) => quota.data?.tenants.find((q) => q.tenant_id === id)?.exceeded ?? [];
   const [open, setOpen] = useState<number | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const changed = (msg: string) => {
     setDone(msg);
     void tenants.reload();
+    void quota.reload();
   };
   return (
     <ManagePage title="Tenants">
       <Done message={done} />
-      {open != null && <TenantPanel key={open} id={open} onChanged={changed} onClose={() => setOpen(null)} />}
+      {open != null && (
+        <TenantPanel
+          key={open}
+          id={open}
+          exceeded={exceededOf(open)}
+          onChanged={changed}
+          onClose={() => setOpen(null)}
+        />
+      )}
       <CreateTenant onCreated={changed} />
       <Loaded of={tenants}>
         <Table
@@ -271,7 +283,7 @@ export default function TenantsPage() {
               key: 'status',
               header: 'Status',
               render: (t) => {
-                const s = tenantStatusWord(t.status);
+                const s = tenantStatusWord(t.status, exceededOf(t.id));
                 return <span class={`badge ${s.bad ? 'badge-bad' : 'badge-ok'}`}>{s.word}</span>;
               },
             },
