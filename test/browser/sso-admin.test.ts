@@ -4,23 +4,20 @@
 // edited (its stored secret is never shown and a blank secret keeps it). Screenshots at 1280 and 390 px.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { launchBrowser, newContext, screenshot, watchErrors } from '../support/browser.ts';
-import { ADMIN, startTestApp, type TestApp } from '../support/harness.ts';
-import { api, login, type Session } from '../support/session.ts';
+import { screenshot } from '../support/browser.ts';
+import { type Everyday, signedInPage, startEveryday } from '../support/everyday-pages.ts';
+import { ADMIN, type TestApp } from '../support/harness.ts';
+import { api } from '../support/session.ts';
 
+let e: Everyday;
 let app: TestApp;
-let browser: Browser;
-let admin: Session;
 
 before(async () => {
-  app = await startTestApp();
-  browser = await launchBrowser();
-  admin = await login(app.url, ADMIN.username, ADMIN.password);
+  e = await startEveryday();
+  app = e.app;
 });
 after(async () => {
-  await browser?.close();
-  await app?.close();
+  await e?.close();
 });
 
 const storedSecret = async (name: string) => {
@@ -32,15 +29,7 @@ const storedSecret = async (name: string) => {
 };
 
 test('the SSO form builds the redirect URI from the name, keeps what was typed after a refusal, and edits a provider', async () => {
-  const ctx = await newContext(browser, app.url);
-  const page = await ctx.newPage();
-  const errors = watchErrors(page);
-  await page.goto('/login');
-  await page.getByLabel('Username').fill(ADMIN.username);
-  await page.getByLabel('Password', { exact: true }).fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
-  await page.goto('/manage/sso');
+  const { page, errors } = await signedInPage(e, ADMIN, '/manage/sso');
   await page.getByText('No identity provider is registered.').waitFor();
 
   const redirect = page.getByLabel('Redirect URI');
@@ -79,7 +68,7 @@ test('the SSO form builds the redirect URI from the name, keeps what was typed a
   await page.getByLabel('Client id').fill('bt-client-2');
   await page.getByRole('button', { name: 'Save provider' }).click();
   await page.getByRole('status').filter({ hasText: 'Provider bt-oidc saved' }).waitFor();
-  const read = await api(app.url, 'GET', '/api/sso/providers/bt-oidc', { auth: admin });
+  const read = await api(app.url, 'GET', '/api/sso/providers/bt-oidc', { auth: e.admin });
   assert.equal(read.body.provider.client_id, 'bt-client-2');
   assert.equal(await storedSecret('bt-oidc'), ciphertext, 'the stored secret is kept');
   const html = await page.evaluate(
@@ -95,5 +84,4 @@ test('the SSO form builds the redirect URI from the name, keeps what was typed a
     errors.filter((e) => !e.includes('400')),
     [],
   );
-  await ctx.close();
 });
