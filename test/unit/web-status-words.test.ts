@@ -1,8 +1,10 @@
 // Honest status words of the web app (issue 28 item 5): codes shown as words through one mapping,
-// quota percentages that go past 100, and an active tenant over its quota called "over quota".
+// quota percentages that go past 100, an active tenant over its quota called "over quota", and a
+// remote session whose CLI never ran not called "completed".
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { tenantStatusWord } from '../../web/src/pages/manage/tenant-status.ts';
+import { sessionStatusWord } from '../../web/src/pages/remote/types.ts';
 import { codeWords, usedPercent } from '../../web/src/ui/format.ts';
 
 test('codes become words; abbreviations stay in capitals', () => {
@@ -33,4 +35,17 @@ test('an active tenant that reached a limit is "over quota"; other statuses keep
   assert.equal(tenantStatusWord('suspended', ['daily_tokens']).word, 'suspended');
   assert.equal(tenantStatusWord('suspended').bad, true);
   assert.equal(tenantStatusWord('trial').word, 'trial');
+});
+
+test('a remote session that ended before its CLI ran is not "completed"', () => {
+  assert.equal(
+    sessionStatusWord({ status: 'completed', cli_started_at: null }),
+    'ended before the CLI started',
+  );
+  assert.equal(
+    sessionStatusWord({ status: 'completed', cli_started_at: '2026-11-28T10:00:00Z' }),
+    'completed',
+  );
+  assert.equal(sessionStatusWord({ status: 'stopped', cli_started_at: null }), 'stopped');
+  assert.equal(sessionStatusWord({ status: 'active', cli_started_at: null }), 'active');
 });

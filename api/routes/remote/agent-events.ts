@@ -1,7 +1,7 @@
 // What an agent poll carries back (PROTOCOL.md "events"): CLI output lines, command responses and CLI
 // state changes. Outputs go to the session's buffer in order, de-duplicated by the agent's
 // (run_id, seq); a state change is buffered too (stream `request_state`) and an exit ends the session
-// through its workflow. Events of sessions that are not bound to the calling machine are dropped.
+// through its workflow; the first `running` is recorded as cli_started_at. Events of sessions that are not bound to the calling machine are dropped.
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { type RemoteSessionRow, remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
@@ -108,6 +108,8 @@ export function agentEventSink(deps: AppDeps, control: RemoteSessionControl) {
             createdAt: now,
           });
           if (e.state === 'exited') exits.push({ sessionId: e.session_id, exitCode: e.exit_code ?? null });
+          // The CLI ran: a session that exits without this ended before its CLI started (not "completed").
+          else if (e.state === 'running') await sessions.markCliStarted(e.session_id, now);
         }
       }
       for (const [sessionId, entries] of batches) await output.append(sessionId, entries);
