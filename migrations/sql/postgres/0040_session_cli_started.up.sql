@@ -2,3 +2,10 @@
 -- Applied as-is by the runner. Never edit a released file; add a new migration instead.
 
 ALTER TABLE "agent_sessions" ADD COLUMN "cli_started_at" timestamp with time zone;
+
+UPDATE agent_sessions SET cli_started_at = created_at
+       WHERE workspace_type = 'remote' AND cli_started_at IS NULL
+         AND (message_count > 0 OR total_tokens > 0 OR EXISTS (
+           SELECT 1 FROM remote_runtime_outputs o
+           WHERE o.session_id = agent_sessions.session_id AND o.stream = 'request_state'
+             AND o.payload LIKE '%running%'));
