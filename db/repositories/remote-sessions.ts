@@ -33,7 +33,7 @@ export function remoteSessionsRepository({ db, t }: DatabaseHandle) {
         .set(values)
         .where(and(eq(s.sessionId, sessionId), remote));
     },
-    /** The first `running` report of the session's CLI (later ones, e.g. on resume, change nothing). */
+    /** The first "CLI started" note of the session (later ones, e.g. a restart or the next turn, change nothing). */
     async markCliStarted(sessionId: string, at: Date): Promise<void> {
       await db
         .update(s)

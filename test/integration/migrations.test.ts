@@ -232,8 +232,13 @@ test('0040 gives earlier remote sessions a CLI start when they show they ran, an
   await session('m40-running', 0);
   await session('m40-refused', 0);
   await db.sql.query(
-    `INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload) VALUES (?, 1, 'request_state', ?)`,
-    ['m40-running', JSON.stringify({ data: '{"type":"session_state","state":"running"}' })],
+    `INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload) VALUES (?, 1, 'system', ?)`,
+    [
+      'm40-running',
+      JSON.stringify({
+        data: JSON.stringify({ type: 'agent', event: 'started', message: 'CLI started (pid 42)' }),
+      }),
+    ],
   );
   await upgrade(db, 'head');
   const rows = await db.sql.query<{ session_id: string; started: unknown }>(

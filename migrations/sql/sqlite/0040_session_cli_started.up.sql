@@ -7,5 +7,5 @@ UPDATE agent_sessions SET cli_started_at = created_at
        WHERE workspace_type = 'remote' AND cli_started_at IS NULL
          AND (message_count > 0 OR total_tokens > 0 OR EXISTS (
            SELECT 1 FROM remote_runtime_outputs o
-           WHERE o.session_id = agent_sessions.session_id AND o.stream = 'request_state'
-             AND o.payload LIKE '%running%'));
+           WHERE o.session_id = agent_sessions.session_id AND o.stream = 'system'
+             AND o.payload LIKE '%CLI started (pid%'));

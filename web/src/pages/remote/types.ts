@@ -23,7 +23,7 @@ export interface RemoteSession {
   message_count: number | null;
   created_at: string | null;
   updated_at: string | null;
-  /** When the agent first reported the CLI running; null: it has not (or never) started. */
+  /** When the agent reported the CLI process started; null: it has not (or never) started. */
   cli_started_at?: string | null;
 }
 
