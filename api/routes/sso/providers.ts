@@ -61,6 +61,7 @@ function editableSettings(row: SsoProviderRow) {
       issuer_url: c.idp_entity_id,
       authorization_url: c.idp_sso_url,
       idp_x509_cert: c.idp_signing_certs[0] ? certificatePem(c.idp_signing_certs[0]) : '',
+      attribute_mapping: c.attribute_mapping,
       has_client_secret: false,
     };
   }

@@ -1,7 +1,7 @@
 // /manage/sso: the active identity providers (GET /api/sso/providers: public fields only), register
 // one (POST /api/sso/providers: OIDC, OAuth2 or SAML; the client secret is write-only and never read
-// back), and disable one (DELETE, confirmed). The API has no edit: to change a provider, disable it and
-// register a new one (names are never reused).
+// back), edit one (GET/PUT /api/sso/providers/<name>: name and type fixed, a blank secret keeps the
+// stored one), and disable one (DELETE, confirmed).
 import { useState } from 'preact/hooks';
 import { callbackPathOf } from '../../../../domain/sso/callback-path.ts';
 import { api } from '../../api/client.ts';
@@ -35,6 +35,8 @@ interface EditableProvider {
   scopes?: string[];
   trust_email?: boolean;
   idp_x509_cert?: string;
+  /** Not on the form: sent back as it was so an edit keeps it. */
+  attribute_mapping?: Record<string, string>;
 }
 
 const EMPTY = {
@@ -107,7 +109,7 @@ function ProviderForm({
         redirect_uri: redirect,
         authorization_url: f.authorization_url || undefined,
         issuer_url: f.issuer_url || undefined,
-        extra_params: { idp_x509_cert: f.cert || undefined },
+        extra_params: { idp_x509_cert: f.cert || undefined, attribute_mapping: editing?.attribute_mapping },
       };
     const common = {
       ...head,
@@ -115,6 +117,7 @@ function ProviderForm({
       client_secret: f.client_secret,
       redirect_uri: redirect,
       scopes: scopesOf(f.scopes),
+      attribute_mapping: editing?.attribute_mapping,
     };
     if (kind === 'oidc') return { ...common, issuer_url: f.issuer_url };
     return {
