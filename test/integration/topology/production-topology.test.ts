@@ -186,9 +186,16 @@ function repliesIn(events: { stream: string; data: string }[]): string[] {
 /** One chat turn through `url`, answered by the agent's CLI (its reply stored). */
 async function turn(url: string, label: string) {
   const content = `turn-${sent.length + 1}-${label}`;
-  const r = await api(url, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
-    auth: cast.userA.session,
-    body: { content },
+  const send = () =>
+    api(url, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
+      auth: cast.userA.session,
+      body: { content },
+    });
+  // A kept-alive connection through the balancer can still lead to an instance killed just before:
+  // such a request reached no live instance, so it is sent once more, on a new connection.
+  const r = await send().catch((err) => {
+    if (/other side closed|ECONNRESET/.test(String(err?.cause?.message ?? err?.cause?.code))) return send();
+    throw err;
   });
   assert.equal(r.status, 200, `chat ${content} via ${url}: ${r.status} ${JSON.stringify(r.body)}`);
   sent.push(content);
