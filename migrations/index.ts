@@ -29,6 +29,7 @@ import milestoneOutcome from './versions/0033_milestone_outcome.ts';
 import tenantAutonomous from './versions/0034_tenant_autonomous.ts';
 import uploadTokens from './versions/0035_upload_tokens.ts';
 import autonomousActivityEvents from './versions/0036_autonomous_activity_events.ts';
+import sessionCliStarted from './versions/0040_session_cli_started.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -60,6 +61,7 @@ export const MIGRATIONS: Migration[] = [
   tenantAutonomous,
   uploadTokens,
   autonomousActivityEvents,
+  sessionCliStarted,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

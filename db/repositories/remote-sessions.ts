@@ -33,6 +33,13 @@ export function remoteSessionsRepository({ db, t }: DatabaseHandle) {
         .set(values)
         .where(and(eq(s.sessionId, sessionId), remote));
     },
+    /** The first "CLI started" note of the session (later ones, e.g. a restart or the next turn, change nothing). */
+    async markCliStarted(sessionId: string, at: Date): Promise<void> {
+      await db
+        .update(s)
+        .set({ cliStartedAt: at })
+        .where(and(eq(s.sessionId, sessionId), remote, isNull(s.cliStartedAt)));
+    },
     async insertMessage(values: typeof t.sessionMessages.$inferInsert): Promise<void> {
       await db.insert(t.sessionMessages).values(values);
     },

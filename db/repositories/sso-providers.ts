@@ -63,6 +63,11 @@ export function ssoProvidersRepository(database: DatabaseHandle) {
       }
     },
 
+    /** New settings for a provider (PUT /api/sso/providers/<name>); the name and type never change. */
+    async update(id: number, values: { config: string; tenantId: number | null }): Promise<void> {
+      await db.update(p).set(values).where(eq(p.id, id));
+    },
+
     async disable(id: number): Promise<void> {
       await db.update(p).set({ isActive: false }).where(eq(p.id, id));
     },

@@ -97,6 +97,12 @@ export const agentSessions = pgTable(
      */
     lastProviderError: str('last_provider_error', 30),
     lastProviderErrorAt: ts('last_provider_error_at'),
+    /**
+     * Added by 0040_session_cli_started: when the agent first reported the remote session's CLI process
+     * started (its `started` system note). Null on a session whose CLI never started (the agent refused it, or
+     * the spawn failed), so such a session is not called "completed" as if it had run.
+     */
+    cliStartedAt: ts('cli_started_at'),
   },
   (t) => [index('agent_sessions_user').on(t.userId), index('agent_sessions_tenant').on(t.tenantId)],
 );

@@ -6,6 +6,8 @@
 //   1. the row is read fresh and the trigger checked with domain/autonomous/transitions.ts `transition`
 //      against stateOf(row): a refused control answers 409 with the table's reason BEFORE any round
 //      trip to Temporal (retry outside failed/planning_timeout, resume of a non-paused workflow...);
+//   1b. a retry also needs the workflow's CLI to be runnable on this machine (cli-check.ts: 400 naming
+//      it and how to install it), as at creation: otherwise it would only fail the same way again;
 //   2. the control is executed as the contract's Temporal update (its validator runs the same table
 //      against the workflow's own state, so a race between two controls is refused there: 409 too);
 //      with no open run (e.g. a failed workflow whose run ended) the run is started again and the
@@ -13,6 +15,7 @@
 //   3. the answer is the ControlResult merged into the row as it is now (the workflow persisted the
 //      new state before the update returned).
 // Update arguments carry the actor's id and name, feedback text and numbers: never a secret.
+import type { Settings } from '../../config/settings.ts';
 import type { DatabaseHandle } from '../../db/client.ts';
 import type { MilestoneRow } from '../../db/repositories/autonomous/milestones.ts';
 import {
@@ -36,6 +39,7 @@ import {
   stopUpdate,
   verificationOverrideUpdate,
 } from '../../workflows/autonomous/contract.ts';
+import { assertAutonomousCliInstalled } from './cli-check.ts';
 import type { AutonomousRuns } from './temporal-runs.ts';
 
 export type ControlRequest =
@@ -62,7 +66,11 @@ function triggerOf(c: ControlRequest): Trigger {
   }
 }
 
-export function autonomousControls(deps: { database: DatabaseHandle; runs: AutonomousRuns }) {
+export function autonomousControls(deps: {
+  database: DatabaseHandle;
+  runs: AutonomousRuns;
+  settings: { autonomous: Pick<Settings['autonomous'], 'cli_paths' | 'default_cli_tool'> };
+}) {
   const workflows = workflowsRepository(deps.database);
 
   async function execute(workflowId: string, c: ControlRequest, actor: Actor): Promise<ControlResult> {
@@ -107,6 +115,9 @@ export function autonomousControls(deps: { database: DatabaseHandle; runs: Auton
       if (!row) throw new NotFoundError('Autonomous workflow not found');
       const checked = transition(stateOf(row), triggerOf(c));
       if (!checked.ok) throw new ConflictError(checked.reason);
+      // A retry runs the CLI again: refused like a creation while it cannot be run (cli-check.ts).
+      if (c.type === 'retry')
+        assertAutonomousCliInstalled(deps.settings, row.cliTool || deps.settings.autonomous.default_cli_tool);
       const result = await execute(workflowId, c, actor);
       return { result, row: (await workflows.find(workflowId)) ?? row };
     },

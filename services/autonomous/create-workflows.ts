@@ -2,10 +2,12 @@
 // for the POST /api/autonomous/workflows handler (and forks) to call. In order:
 //   1. the body is parsed (domain/autonomous/create-input.ts: 400 naming the field);
 //   2. the caller must belong to a tenant (projects are tenant-scoped; 403 otherwise);
-//   3. project_path is confined to the tenant's folder under SVC_AUTONOMOUS_PROJECT_ROOTS and its
+//   3. the CLI of every item must be installed on this machine (cli-check.ts: 400 naming the CLI and
+//      how to install it);
+//   4. project_path is confined to the tenant's folder under SVC_AUTONOMOUS_PROJECT_ROOTS and its
 //      project row created or reused (services/autonomous/projects.ts: 400 naming the setting, 403 for
 //      another tenant's folder);
-//   4. each workflow gets a fresh id, a title and its frozen definition_snapshot, and the workflow (or
+//   5. each workflow gets a fresh id, a title and its frozen definition_snapshot, and the workflow (or
 //      the batch with all its items) is written in one transaction (first item `pending`, the rest
 //      `queued`).
 // Starting the Temporal workflows (`autonomous-<id>`) is the caller's next step; nothing here holds a
@@ -26,6 +28,7 @@ import {
   requirementTitle,
 } from '../../domain/autonomous/create-input.ts';
 import { BadRequestError, ForbiddenError } from '../../domain/errors.ts';
+import { assertAutonomousCliInstalled } from './cli-check.ts';
 import { ensureAutonomousProject } from './projects.ts';
 
 export type CreateResult =
@@ -35,7 +38,7 @@ export type CreateResult =
 type Deps = {
   database: DatabaseHandle;
   settings: Pick<Settings, 'SVC_DATA_DIR' | 'SVC_AUTONOMOUS_PROJECT_ROOTS'> & {
-    autonomous: Pick<Settings['autonomous'], 'default_cli_tool'>;
+    autonomous: Pick<Settings['autonomous'], 'default_cli_tool' | 'cli_paths'>;
   };
   now: () => Date;
 };
@@ -60,7 +63,11 @@ export async function createAutonomousWorkflows(
   if (user.tenantId == null)
     throw new ForbiddenError('A tenant is required to create an autonomous workflow');
   const fallback = deps.settings.autonomous.default_cli_tool;
-  for (const item of input.kind === 'single' ? [input.item] : input.items) toolOf(item, fallback);
+  const tools = new Set(
+    (input.kind === 'single' ? [input.item] : input.items).map((i) => toolOf(i, fallback)),
+  );
+  // Before anything is written or started: a CLI that is not installed would only fail every attempt.
+  for (const tool of tools) assertAutonomousCliInstalled(deps.settings, tool);
   const project = await ensureAutonomousProject(
     deps,
     { tenantId: user.tenantId, userId: user.id },

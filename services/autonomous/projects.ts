@@ -44,6 +44,14 @@ export function projectRoots(s: Pick<Settings, 'SVC_DATA_DIR' | 'SVC_AUTONOMOUS_
   return [...new Set(roots.map((r) => path.resolve(r)))];
 }
 
+/** The folders a tenant's projects may be in, one per root (none without a tenant), as configured. */
+export function tenantProjectFolders(
+  s: Pick<Settings, 'SVC_DATA_DIR' | 'SVC_AUTONOMOUS_PROJECT_ROOTS'>,
+  tenantId: number | null,
+): string[] {
+  return tenantId == null ? [] : projectRoots(s).map((r) => tenantProjectRoot(r, tenantId));
+}
+
 const strictlyInside = (child: string, root: string) =>
   child !== root && child.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 

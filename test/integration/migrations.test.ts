@@ -217,3 +217,41 @@ test('compatibility window: too old and too new are refused with the command to 
   await db.sql.query(`DELETE FROM schema_migrations WHERE version = ?`, ['9999_from_the_future']);
   assert.equal((await checkCompatibility(db.sql)).compatible, true);
 });
+
+test('0040 gives earlier remote sessions a CLI start when they show they ran, and none otherwise', async () => {
+  await upgrade(db, 'head');
+  const at = MIGRATIONS.findIndex((m) => m.id === '0040_session_cli_started');
+  await downgrade(db, MIGRATIONS[at - 1]!.id);
+  const session = (id: string, messages: number) =>
+    db.sql.query(
+      `INSERT INTO agent_sessions (session_id, tool_name, workspace_type, status, message_count)
+       VALUES (?, 'claude', 'remote', 'completed', ?)`,
+      [id, messages],
+    );
+  await session('m40-talked', 3);
+  await session('m40-running', 0);
+  await session('m40-refused', 0);
+  await db.sql.query(
+    `INSERT INTO remote_runtime_outputs (session_id, event_index, stream, payload) VALUES (?, 1, 'system', ?)`,
+    [
+      'm40-running',
+      JSON.stringify({
+        data: JSON.stringify({ type: 'agent', event: 'started', message: 'CLI started (pid 42)' }),
+      }),
+    ],
+  );
+  await upgrade(db, 'head');
+  const rows = await db.sql.query<{ session_id: string; started: unknown }>(
+    `SELECT session_id, cli_started_at AS started FROM agent_sessions WHERE session_id LIKE 'm40-%' ORDER BY session_id`,
+  );
+  assert.deepEqual(
+    rows.map((r) => [r.session_id, r.started != null]),
+    [
+      ['m40-refused', false],
+      ['m40-running', true],
+      ['m40-talked', true],
+    ],
+  );
+  await db.sql.query(`DELETE FROM remote_runtime_outputs WHERE session_id LIKE 'm40-%'`);
+  await db.sql.query(`DELETE FROM agent_sessions WHERE session_id LIKE 'm40-%'`);
+});

@@ -21,6 +21,7 @@ import { ADMIN, startTestApp, type TestApp } from '../support/harness.ts';
 import { openApiProblems, schemasOf } from '../support/openapi-structure.ts';
 import { agentMessage, registerBody, registrationToken } from '../support/remote.ts';
 import { api, login } from '../support/session.ts';
+import { FAKE_CLI_PATHS } from './autonomous/runner-support.ts';
 
 type Json = Record<string, any>;
 const ROUTES_DIR = path.resolve('api/routes');
@@ -112,7 +113,13 @@ describe('OpenAPI document', () => {
     // A project root: the test puts a Git repository in its tenant's folder, so that an autonomous
     // workflow can be created.
     projects = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'svc-openapi-projects-')));
-    app = await startTestApp({ worker: true, env: { SVC_AUTONOMOUS_PROJECT_ROOTS: projects } });
+    app = await startTestApp({
+      worker: true,
+      env: {
+        SVC_AUTONOMOUS_PROJECT_ROOTS: projects,
+        SVC_AUTONOMOUS__CLI_PATHS: JSON.stringify(FAKE_CLI_PATHS),
+      },
+    });
     const res = await fetch(`${app.url}/api/openapi.json`);
     assert.equal(res.status, 200);
     etag = res.headers.get('etag') ?? '';

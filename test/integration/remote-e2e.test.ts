@@ -388,6 +388,7 @@ test('stop ends the CLI and revokes the proxy token; a stopped session takes no 
   );
   const detail = await api(app.url, 'GET', `/api/remote/sessions/${sessionId}`, { auth: cast.userA.session });
   assert.equal(detail.body.session.status, 'stopped');
+  assert.ok(detail.body.session.cli_started_at, 'the CLI ran: its start is recorded');
   // The agent's exit report arrives after the stop and does not change the status.
   await waitUntil('exit reported', async () =>
     (await sessionOutput(app.url, cast.userA.session, sessionId)).some(
@@ -430,6 +431,9 @@ test('a CLI that exits by itself completes the session and revokes its token', a
   );
   const out = await sessionOutput(app.url, cast.userA.session, id);
   assert.ok(out.some((e) => e.stream === 'system' && e.data.includes('not a directory')));
+  // Its CLI never ran: no start recorded, so the web app does not call it "completed" (issue 28 item 5).
+  const ended = await api(app.url, 'GET', `/api/remote/sessions/${id}`, { auth: cast.userA.session });
+  assert.equal(ended.body.session.cli_started_at, null);
   const { db, t } = app.database;
   const tokens = await db.select().from(t.proxyTokens).where(eq(t.proxyTokens.sessionId, id));
   assert.ok(tokens.every((tk) => tk.revokedReason === 'completed'));

@@ -15,10 +15,13 @@ import {
   describeActivity,
   diffLines,
   emptyCreateForm,
+  explainFailure,
   MAX_ACTIVITY,
   type Milestone,
+  projectPathHint,
   requirementOf,
   summarizeTimeline,
+  timelineRows,
   tokenBreakdown,
   WORKFLOW_STATUSES,
 } from '../../web/src/pages/autonomous/model.ts';
@@ -167,6 +170,81 @@ test('the timeline sums per-milestone tokens, per phase in first-seen order', ()
   // Numbers that arrive as strings (bigint columns on PostgreSQL) still add as numbers.
   assert.equal(summarizeTimeline([ms(1, 'p', '7' as unknown as number), ms(2, 'p', 5)]).total, 12);
   assert.equal(summarizeTimeline([]).total, 0);
+});
+
+test('timeline rows: retries of one step that failed the same way are one row with their count', () => {
+  const enoent = 'runner_failure: the CLI could not be started: spawn claude ENOENT';
+  const failed = (seq: number, attempt: number, error = enoent, extra: Partial<Milestone> = {}) =>
+    ms(seq, 'planning', 2, { status: 'failed', attempt, error, ...extra });
+  const rows = timelineRows([
+    ms(1, 'preparation', 0, { attempt: 1 }),
+    ...[1, 2, 3, 4, 5].map((a) => failed(a + 1, a)),
+    failed(7, 6, 'runner_failure: the CLI exited with 3'),
+    failed(8, 1),
+    failed(9, 2, enoent, { is_cancelled: true }),
+  ]);
+  assert.deepEqual(
+    rows.map((r) => [r.firstSequence, r.milestone.sequence, r.attempts, r.tokens.total]),
+    [
+      [1, 1, 1, 0],
+      [2, 6, 5, 10],
+      [7, 7, 1, 2],
+      [8, 8, 1, 2],
+      [9, 9, 1, 2],
+    ],
+  );
+  // The rows' tokens still add up to the timeline's total.
+  const all = [ms(1, 'p', 3), ...[1, 2].map((a) => failed(a + 1, a))];
+  assert.equal(
+    timelineRows(all).reduce((t, r) => t + r.tokens.total, 0),
+    summarizeTimeline(all).total,
+  );
+});
+
+test('a failed workflow is explained: cause and fix from its last failed step', () => {
+  const w = { status: 'failed' as const, error: 'runner_failure: 5 attempts failed', cli_tool: 'cli_beta' };
+  const step = (error: string) => [
+    ms(1, 'planning', 0, { status: 'failed', attempt: 1, error: 'older' }),
+    ms(2, 'planning', 0, { status: 'failed', attempt: 2, error }),
+  ];
+  const missing = explainFailure(
+    w,
+    step('runner_failure: the CLI could not be started: spawn claude ENOENT'),
+  );
+  assert.equal(missing?.summary, 'runner_failure: 5 attempts failed');
+  assert.equal(
+    missing?.cause,
+    'The CLI `claude` (cli_beta) was not found on the server, so no step could start.',
+  );
+  assert.match(missing?.fix ?? '', /install it \(npm run clis:install.*autonomous\.cli_paths; then Retry/);
+  assert.match(
+    explainFailure(w, step('runner_failure: the CLI could not be started: spawn /opt/c EACCES'))?.cause ?? '',
+    /`\/opt\/c` \(cli_beta\) is on the server but may not be run/,
+  );
+  assert.match(
+    explainFailure(w, step('runner_failure: sandbox unavailable: no bwrap'))?.fix ?? '',
+    /SVC_SANDBOX=off/,
+  );
+  assert.deepEqual(explainFailure(w, step('runner_failure: the CLI exited with 3')), {
+    summary: w.error,
+    cause: 'runner_failure: the CLI exited with 3',
+    fix: null,
+  });
+  assert.equal(explainFailure({ ...w, status: 'completed' }, []), null);
+  assert.equal(explainFailure({ ...w, error: null }, []), null);
+});
+
+test("the project path's hint names the caller's folders", () => {
+  assert.match(projectPathHint(null), /tenant-<id> under a root of SVC_AUTONOMOUS_PROJECT_ROOTS/);
+  assert.equal(
+    projectPathHint(['/srv/p/tenant-3']),
+    'Absolute path of a Git repository inside your project folder: /srv/p/tenant-3',
+  );
+  assert.match(
+    projectPathHint(['/a/tenant-3', '/b/tenant-3']),
+    /one of your project folders: \/a\/tenant-3, \/b\/tenant-3$/,
+  );
+  assert.match(projectPathHint([]), /no tenant/);
 });
 
 test('activity: events in words, keepalives collapse, the list stays bounded', () => {

@@ -105,7 +105,7 @@ export function autonomousControlsRouter(deps: AppDeps): Router {
   const access = autonomousAccess(deps);
   const runs = autonomousRuns(deps.temporal);
   const mayRun = mayRunAutonomous(deps);
-  const controls = autonomousControls({ database: deps.database, runs });
+  const controls = autonomousControls({ database: deps.database, runs, settings: deps.settings });
 
   async function run(req: Request, workflowId: string, c: ControlRequest, details: Record<string, unknown>) {
     const user = req.auth.user;

@@ -21,6 +21,7 @@ import { CREATE_BODY_SCHEMAS } from '../../../domain/autonomous/create-input.ts'
 import { WORKFLOW_STATUSES } from '../../../domain/autonomous/states.ts';
 import { createAutonomousWorkflows } from '../../../services/autonomous/create-workflows.ts';
 import { autonomousDeletion } from '../../../services/autonomous/delete.ts';
+import { tenantProjectFolders } from '../../../services/autonomous/projects.ts';
 import { autonomousRuns } from '../../../services/autonomous/temporal-runs.ts';
 import { backgroundUnavailable } from '../../../services/temporal-unavailable.ts';
 import { writeAudit } from '../../audit.ts';
@@ -70,6 +71,11 @@ const getAutonomousWorkflows = endpoint({
       total: z.number().int(),
       limit: z.number().int(),
       offset: z.number().int(),
+      project_roots: z
+        .array(z.string())
+        .describe(
+          "The caller's own project folders (`<root>/tenant-<id>` for each root of SVC_AUTONOMOUS_PROJECT_ROOTS): a project_path must be a Git repository inside one; empty without a tenant",
+        ),
     }),
   },
 });
@@ -152,7 +158,13 @@ export function autonomousWorkflowsRouter(deps: AppDeps): Router {
       { status: q.status, batchId: q.batch_id, projectId: q.project_id },
       { limit: q.limit, offset: q.offset },
     );
-    res.json({ workflows: rows.map(workflowView), total, limit: q.limit, offset: q.offset });
+    res.json({
+      workflows: rows.map(workflowView),
+      total,
+      limit: q.limit,
+      offset: q.offset,
+      project_roots: tenantProjectFolders(deps.settings, req.auth.user.tenantId),
+    });
   });
 
   r.get('/api/autonomous/workflows/:id', getAutonomousWorkflow, async (req, res) => {

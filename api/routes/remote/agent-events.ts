@@ -1,7 +1,7 @@
 // What an agent poll carries back (PROTOCOL.md "events"): CLI output lines, command responses and CLI
 // state changes. Outputs go to the session's buffer in order, de-duplicated by the agent's
 // (run_id, seq); a state change is buffered too (stream `request_state`) and an exit ends the session
-// through its workflow. Events of sessions that are not bound to the calling machine are dropped.
+// through its workflow; the agent's first `started` note is recorded as cli_started_at. Events of sessions that are not bound to the calling machine are dropped.
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { type RemoteSessionRow, remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
@@ -35,6 +35,17 @@ const stateEvent = z.object({
   timestamp: z.string().max(40).optional(),
 });
 const agentEvent = z.discriminatedUnion('type', [outputEvent, responseEvent, stateEvent]);
+
+/** The agent's system note that it spawned the CLI (agent/session.ts: `{type:'agent',event:'started'}`). */
+function isCliStartedNote(data: string): boolean {
+  if (!data.includes('"started"')) return false;
+  try {
+    const v = JSON.parse(data) as { type?: unknown; event?: unknown };
+    return v?.type === 'agent' && v.event === 'started';
+  } catch {
+    return false;
+  }
+}
 
 export function agentEventSink(deps: AppDeps, control: RemoteSessionControl) {
   const sessions = remoteSessionsRepository(deps.database);
@@ -86,6 +97,10 @@ export function agentEventSink(deps: AppDeps, control: RemoteSessionControl) {
           continue;
         }
         if (e.type === 'output') {
+          // The agent's "CLI started (pid N)" note: the CLI process exists. A session that ends without one
+          // ended before its CLI started (refused start, failed spawn) and is not "completed".
+          if (e.stream === 'system' && isCliStartedNote(e.data))
+            await sessions.markCliStarted(e.session_id, now);
           const sourceKey = e.seq !== undefined ? `${e.run_id ?? ''}:${e.seq}` : null;
           push(e.session_id, {
             stream: e.stream,

@@ -65,6 +65,8 @@ export function sessionView(s: RemoteSessionRow) {
     updated_at: iso(s.updatedAt),
     paused_at: iso(s.pausedAt),
     completed_at: iso(s.completedAt),
+    /** Null while (or if ever) the CLI has not run: a "completed" session without it never started. */
+    cli_started_at: iso(s.cliStartedAt),
   };
 }
 
@@ -113,6 +115,7 @@ export const sessionSchema = z.object({
   updated_at: text,
   paused_at: text,
   completed_at: text,
+  cli_started_at: text.meta({ description: 'When the CLI first ran; null: it has not (or never) started' }),
 });
 export const outputEventSchema = z.object({
   event_index: int,

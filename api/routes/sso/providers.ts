@@ -1,4 +1,5 @@
-// /api/sso/providers (spec document 2, "Single sign-on"): list, register, disable.
+// /api/sso/providers (spec document 2, "Single sign-on"): list, register, disable; and, beyond the
+// spec (issue 28 item 4), read and replace one provider's settings (system administrators).
 //
 // Listing shows public fields only (name, provider_type, login_url; tenant_id for administrators),
 // never config, secrets or certificates, and only active providers:
@@ -12,19 +13,24 @@
 // self-hosted identity provider; the egress policy for tenant-written URLs therefore does not apply,
 // and a tenant admin must not be able to make the server fetch an address of its choosing.
 // Disable (DELETE) needs an administrator; a tenant admin disables only its own tenant's providers.
-// Secrets are encrypted before storage; names are never reused (409).
-import { Router } from 'express';
+// Secrets are encrypted before storage; names are never reused (409). A redirect_uri must end with the
+// provider's own callback path (domain/sso/provider-config.ts callbackPathOf): any other address could
+// never receive its logins.
+import { type Request, Router } from 'express';
 import { z } from 'zod';
-import { ssoProvidersRepository } from '../../../db/repositories/sso-providers.ts';
+import { type SsoProviderRow, ssoProvidersRepository } from '../../../db/repositories/sso-providers.ts';
 import { tenantsRepository } from '../../../db/repositories/tenants.ts';
 import { isSystemAdmin } from '../../../domain/access.ts';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../../domain/errors.ts';
+import { redirectUriRefusal } from '../../../domain/sso/callback-path.ts';
 import {
   type OAuthProviderConfig,
   oauth2RegistrationSchema,
+  oauthConfigOf,
   oidcRegistrationSchema,
   providerNameSchema,
 } from '../../../domain/sso/provider-config.ts';
+import { certificatePem, samlConfigOf } from '../../../domain/sso/saml-config.ts';
 import { parseTenantIdParam } from '../../../domain/tenant-scope.ts';
 import { tenantRefusal } from '../../../domain/tenants.ts';
 import { sealSsoSecret } from '../../../services/sso/cipher.ts';
@@ -42,6 +48,26 @@ const headSchema = z.object({
   provider_type: z.enum(['oauth2', 'oidc', 'saml'], { error: 'must be one of oauth2, oidc, saml' }),
   tenant_id: z.unknown().optional(),
 });
+
+/** A provider's settings in registration field names, without any secret (see editableView). */
+function editableSettings(row: SsoProviderRow) {
+  const head = { name: row.name, provider_type: row.providerType, tenant_id: row.tenantId };
+  if (row.providerType === 'saml') {
+    const c = samlConfigOf(JSON.parse(row.config));
+    return {
+      ...head,
+      client_id: c.sp_entity_id,
+      redirect_uri: c.acs_url,
+      issuer_url: c.idp_entity_id,
+      authorization_url: c.idp_sso_url,
+      idp_x509_cert: c.idp_signing_certs[0] ? certificatePem(c.idp_signing_certs[0]) : '',
+      attribute_mapping: c.attribute_mapping,
+      has_client_secret: false,
+    };
+  }
+  const { client_secret_encrypted, ...c } = oauthConfigOf(JSON.parse(row.config));
+  return { ...head, ...c, has_client_secret: Boolean(client_secret_encrypted) };
+}
 
 export const loginUrlOf = (name: string) => `/api/sso/login/${encodeURIComponent(name)}`;
 
@@ -108,6 +134,33 @@ const postSsoProviders = endpoint({
   errors: [409],
 });
 
+// The settings a system administrator edits (GET, PUT /api/sso/providers/<name>), in the registration
+// body's field names. Never the client secret (plaintext or ciphertext): `has_client_secret` says one
+// is stored, and a PUT without client_secret (or with an empty one) keeps it.
+const editableView = z.looseObject({
+  name: z.string(),
+  provider_type: z.enum(['oauth2', 'oidc', 'saml']),
+  tenant_id: z.number().int().nullable(),
+  client_id: z.string(),
+  redirect_uri: z.string(),
+  has_client_secret: z.boolean(),
+});
+const getSsoProvidersName = endpoint({
+  tags: ['sso'],
+  summary: "An identity provider's editable settings (system administrators; never the secret)",
+  responses: { 200: z.looseObject({ provider: editableView }) },
+});
+const putSsoProvidersName = endpoint({
+  tags: ['sso'],
+  summary: "Replace an identity provider's settings (system administrators)",
+  description:
+    "The registration body of the provider's type (name and provider_type cannot change). An absent or " +
+    'empty client_secret keeps the stored one. redirect_uri must end with /api/sso/callback/<name> ' +
+    '(SAML: /api/sso/acs/<name>).',
+  body: z.looseObject({ tenant_id: headSchema.shape.tenant_id.meta({ type: ['integer', 'null'] }) }),
+  responses: { 200: z.looseObject({ success: z.literal(true), provider: editableView }) },
+});
+
 export function ssoProvidersRouter(deps: AppDeps): Router {
   const r = Router();
   const repo = () => ssoProvidersRepository(deps.database);
@@ -150,6 +203,52 @@ export function ssoProvidersRouter(deps: AppDeps): Router {
     return given;
   };
 
+  /**
+   * The stored config of a provider from a registration (or update) body, after the field checks and
+   * the callback-path rule. `keptSecret`: on an update, the stored ciphertext kept when client_secret
+   * is absent or empty (a stored secret is never shown, so the form leaves it blank).
+   */
+  const configOf = async (
+    name: string,
+    type: 'oauth2' | 'oidc' | 'saml',
+    raw: unknown,
+    keptSecret?: string,
+  ): Promise<Record<string, unknown>> => {
+    const input = { ...(raw as Record<string, unknown>) };
+    const keep =
+      keptSecret !== undefined && (input.client_secret === undefined || input.client_secret === '');
+    // A stand-in that satisfies the schema's "required"; `keep` decides, never the value.
+    if (keep) input.client_secret = 'kept';
+    const refusal = redirectUriRefusal(input.redirect_uri, name, type);
+    if (type === 'saml') {
+      const { config } = await parseSamlRegistration(input);
+      if (refusal) throw new BadRequestError(refusal);
+      return config;
+    }
+    const body =
+      type === 'oidc'
+        ? parseInput(oidcRegistrationSchema, input)
+        : parseInput(oauth2RegistrationSchema, input);
+    if (refusal) throw new BadRequestError(refusal);
+    const stored: OAuthProviderConfig = {
+      client_id: body.client_id,
+      client_secret_encrypted: keep ? keptSecret : sealSsoSecret(deps, body.client_secret),
+      redirect_uri: body.redirect_uri,
+      scopes: body.scopes ?? [],
+      attribute_mapping: { ...body.extra_params?.attribute_mapping, ...body.attribute_mapping },
+      ...('issuer_url' in body ? { issuer_url: body.issuer_url } : {}),
+      ...('token_url' in body
+        ? {
+            authorization_url: body.authorization_url,
+            token_url: body.token_url,
+            userinfo_url: body.userinfo_url,
+            trust_email: body.trust_email === true,
+          }
+        : {}),
+    };
+    return stored as unknown as Record<string, unknown>;
+  };
+
   r.post('/api/sso/providers', postSsoProviders, auth, requireAdmin, async (req, res) => {
     if (!isSystemAdmin(req.auth.user))
       throw new ForbiddenError('Only a system administrator can register an identity provider');
@@ -157,32 +256,7 @@ export function ssoProvidersRouter(deps: AppDeps): Router {
     await readLargeJson(req, res);
     const head = postSsoProviders.body(req);
     const tenantId = await targetTenant(head.tenant_id);
-    let config: Record<string, unknown>;
-    if (head.provider_type === 'saml') {
-      config = (await parseSamlRegistration(req.body)).config;
-    } else {
-      const body =
-        head.provider_type === 'oidc'
-          ? parseInput(oidcRegistrationSchema, req.body)
-          : parseInput(oauth2RegistrationSchema, req.body);
-      const stored: OAuthProviderConfig = {
-        client_id: body.client_id,
-        client_secret_encrypted: sealSsoSecret(deps, body.client_secret),
-        redirect_uri: body.redirect_uri,
-        scopes: body.scopes ?? [],
-        attribute_mapping: { ...body.extra_params?.attribute_mapping, ...body.attribute_mapping },
-        ...('issuer_url' in body ? { issuer_url: body.issuer_url } : {}),
-        ...('token_url' in body
-          ? {
-              authorization_url: body.authorization_url,
-              token_url: body.token_url,
-              userinfo_url: body.userinfo_url,
-              trust_email: body.trust_email === true,
-            }
-          : {}),
-      };
-      config = stored as unknown as Record<string, unknown>;
-    }
+    const config = await configOf(head.name, head.provider_type, req.body);
     const created = await repo().register({
       name: head.name,
       providerType: head.provider_type,
@@ -210,15 +284,59 @@ export function ssoProvidersRouter(deps: AppDeps): Router {
     });
   });
 
+  /** The active provider named in the path (404 otherwise). */
+  const activeNamed = async (req: Request) => {
+    const name = String(req.params.provider_name);
+    const row = name.length <= 100 ? await repo().findByName(name) : undefined;
+    if (!row?.isActive) throw new NotFoundError('Provider not found');
+    return row;
+  };
+  const editable = async (req: Request) => {
+    if (!isSystemAdmin(req.auth.user))
+      throw new ForbiddenError('Only a system administrator can edit an identity provider');
+    return activeNamed(req);
+  };
+
+  r.get('/api/sso/providers/:provider_name', getSsoProvidersName, auth, requireAdmin, async (req, res) => {
+    res.json({ provider: editableSettings(await editable(req)) });
+  });
+
+  r.put('/api/sso/providers/:provider_name', putSsoProvidersName, auth, requireAdmin, async (req, res) => {
+    const row = await editable(req);
+    await readLargeJson(req, res);
+    const given = putSsoProvidersName.body(req);
+    if (req.body.provider_type !== undefined && req.body.provider_type !== row.providerType)
+      throw new BadRequestError('provider_type: cannot change; register a new provider instead');
+    const tenantId = await targetTenant(given.tenant_id);
+    const before = JSON.parse(row.config) as { client_secret_encrypted?: string };
+    const config = await configOf(
+      row.name,
+      row.providerType as 'oauth2' | 'oidc' | 'saml',
+      req.body,
+      before.client_secret_encrypted,
+    );
+    await repo().update(row.id, { config: JSON.stringify(config), tenantId });
+    await writeAudit(deps, req, {
+      action: 'SSO_PROVIDER_UPDATE',
+      resourceType: 'sso_provider',
+      resourceId: row.name,
+      severity: 'warning',
+      targetTenantId: tenantId,
+      details: { name: row.name, provider_type: row.providerType, tenant_id: tenantId },
+    });
+    res.json({
+      success: true,
+      provider: editableSettings({ ...row, config: JSON.stringify(config), tenantId }),
+    });
+  });
+
   r.delete(
     '/api/sso/providers/:provider_name',
     deleteSsoProvidersName,
     auth,
     requireAdmin,
     async (req, res) => {
-      const name = String(req.params.provider_name);
-      const row = name.length <= 100 ? await repo().findByName(name) : undefined;
-      if (!row?.isActive) throw new NotFoundError('Provider not found');
+      const row = await activeNamed(req);
       const actor = req.auth.user;
       if (!isSystemAdmin(actor) && (actor.tenantId == null || row.tenantId !== actor.tenantId))
         throw new ForbiddenError('Cross-tenant access denied');

@@ -142,7 +142,10 @@ export function autonomousProxyBaseUrl(settings: Settings): string {
 }
 
 /** The executable for a tool: autonomous.cli_paths[tool], else the adapter's own name on PATH. */
-export function autonomousExecutable(settings: Settings, adapter: CliAdapter): string | null {
+export function autonomousExecutable(
+  settings: { autonomous: Pick<Settings['autonomous'], 'cli_paths'> },
+  adapter: CliAdapter,
+): string | null {
   return settings.autonomous.cli_paths[adapter.id] || adapter.executable || null;
 }
 

@@ -6,7 +6,12 @@
 // before any round trip to Temporal. No worker runs here: an accepted control would wait for one, so
 // every control below is one the table refuses.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { CLI_PACKAGES, cliPackageSpec } from '../../../agent/cli-packages.ts';
+import { tenantProjectRoot } from '../../../services/autonomous/projects.ts';
 import { api, type Session } from '../../support/session.ts';
 import {
   type ApiWorld,
@@ -16,6 +21,7 @@ import {
   setRow,
   startApiWorld,
   terminateRuns,
+  workflowRow,
 } from './api-support.ts';
 
 let w: ApiWorld;
@@ -128,6 +134,81 @@ describe('creation', () => {
   });
 });
 
+describe('the CLI is checked at creation', () => {
+  test('a CLI that cannot be run: 400 naming it and how to install it, nothing written; an install is seen at once', async () => {
+    const rows = async () =>
+      Number(
+        (
+          await w.app.database.sql.query<{ n: number }>(
+            'SELECT (SELECT COUNT(*) FROM autonomous_workflows) + (SELECT COUNT(*) FROM autonomous_batches) + (SELECT COUNT(*) FROM projects) AS n',
+          )
+        )[0]!.n,
+      );
+    const saved = w.app.settings.autonomous.cli_paths;
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'svc-cli-check-'));
+    const later = path.join(dir, 'claude');
+    try {
+      const before = await rows();
+      // Not there yet; then a directory (not an executable file).
+      for (const where of [later, dir]) {
+        w.app.settings.autonomous.cli_paths = { ...saved, cli_beta: where };
+        for (const body of [
+          { requirement: 'x', project_path: w.project.path, cli_tool: 'cli_beta' },
+          {
+            items: [{ requirement: 'x', cli_tool: 'cli_gamma' }, { requirement: 'y' }],
+            project_path: w.project.path,
+          },
+        ]) {
+          const r = await call('POST', '/api/autonomous/workflows', w.owner, body);
+          assert.equal(r.status, 400, JSON.stringify(r.body));
+          assert.equal(
+            r.body.error,
+            'cli_tool: the CLI cli_beta cannot be run: the path configured for it in autonomous.cli_paths is not an executable file on the server. ' +
+              `An operator must install it with \`npm install -g ${cliPackageSpec(CLI_PACKAGES.cli_beta!)}\` or \`npm run clis:install cli_beta\` (into ~/.cache/svc/clis) and set its path in autonomous.cli_paths (SVC_AUTONOMOUS__CLI_PATHS) or put \`claude\` on the service's PATH.`,
+          );
+        }
+      }
+      assert.equal(await rows(), before, 'no workflow, batch or project row');
+      // Installed: the next creation passes (a missing CLI is not remembered).
+      writeFileSync(later, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+      w.app.settings.autonomous.cli_paths = { ...saved, cli_beta: later };
+      const ok = await call('POST', '/api/autonomous/workflows', w.owner, {
+        requirement: 'x',
+        project_path: w.project.path,
+        cli_tool: 'cli_beta',
+      });
+      assert.equal(ok.status, 201, JSON.stringify(ok.body));
+      created.push(ok.body.id);
+    } finally {
+      w.app.settings.autonomous.cli_paths = saved;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a retry while the CLI cannot be run: 400 in the same words before Temporal, the workflow stays failed', async () => {
+    const wf = await createWorkflow(w, w.owner, { cli_tool: 'cli_beta' });
+    created.push(wf.id);
+    await setRow(w, wf.id, {
+      status: 'failed',
+      currentPhase: 'planning',
+      error: 'runner_failure: 5 attempts failed',
+    });
+    const saved = w.app.settings.autonomous.cli_paths;
+    w.app.settings.autonomous.cli_paths = { ...saved, cli_beta: '/nonexistent/claude' };
+    try {
+      const r = await call('POST', `/api/autonomous/workflows/${wf.id}/retry`, w.owner, {});
+      assert.equal(r.status, 400, JSON.stringify(r.body));
+      assert.match(
+        r.body.error,
+        /^cli_tool: the CLI cli_beta cannot be run: .*`npm run clis:install cli_beta`/,
+      );
+      assert.equal((await workflowRow(w, wf.id))?.status, 'failed');
+    } finally {
+      w.app.settings.autonomous.cli_paths = saved;
+    }
+  });
+});
+
 describe('access matrix', () => {
   // Every route of the spec's table, against a completed workflow of the owner.
   const routes = (id: string, mid: number): [string, string, unknown?][] => [
@@ -227,6 +308,14 @@ describe('list', () => {
     assert.equal(mine.status, 200);
     assert.ok(mine.body.total >= 4);
     assert.ok(mine.body.workflows.every((x: any) => x.user_id === w.owner.user.id));
+    // The caller's own project folder (the creation form shows it); none without a tenant.
+    assert.deepEqual(mine.body.project_roots, [
+      tenantProjectRoot(path.join(w.app.settings.SVC_DATA_DIR, 'projects'), w.cast.tenantA),
+    ]);
+    assert.deepEqual(
+      (await call('GET', '/api/autonomous/workflows', w.platformAdmin)).body.project_roots,
+      [],
+    );
     const other = await createWorkflow(w, w.otherUser);
     created.push(other.id);
     const theirs = await call('GET', '/api/autonomous/workflows', w.otherUser);

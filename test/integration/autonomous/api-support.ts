@@ -13,6 +13,7 @@ import { makeGitRepo, type TempRepo } from '../../fixtures/git-repo.ts';
 import { buildCast, type Cast, createUser, PASSWORD } from '../../support/actors.ts';
 import { startTestApp, type TestApp } from '../../support/harness.ts';
 import { api, login, type Session } from '../../support/session.ts';
+import { FAKE_CLI_PATHS } from './runner-support.ts';
 
 export interface ApiWorld {
   app: TestApp;
@@ -27,7 +28,11 @@ export interface ApiWorld {
 }
 
 export async function startApiWorld(opts: Parameters<typeof startTestApp>[0] = {}): Promise<ApiWorld> {
-  const app = await startTestApp(opts);
+  // Every tool's CLI is the fake one (creation checks it is installed; no worker runs it here).
+  const app = await startTestApp({
+    ...opts,
+    env: { SVC_AUTONOMOUS__CLI_PATHS: JSON.stringify(FAKE_CLI_PATHS), ...opts.env },
+  });
   const cast = await buildCast(app);
   const other = await createUser(app, cast.admin, { role: 'user', tenant_id: cast.tenantA });
   // In tenant A's folder (services/autonomous/projects.ts): the owner's tenant.

@@ -16,6 +16,7 @@ import { createAutonomousWorkflows } from '../../../services/autonomous/create-w
 import { tenantProjectRoot } from '../../../services/autonomous/projects.ts';
 import { makeGitRepo } from '../../fixtures/git-repo.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
+import { FAKE_CLI_PATHS } from './runner-support.ts';
 
 let testDb: TestDatabase;
 let database: DatabaseHandle;
@@ -44,7 +45,7 @@ before(async () => {
     settings: {
       SVC_DATA_DIR: tmp,
       SVC_AUTONOMOUS_PROJECT_ROOTS: root,
-      autonomous: { default_cli_tool: 'cli_beta' },
+      autonomous: { default_cli_tool: 'cli_beta', cli_paths: FAKE_CLI_PATHS },
     },
     now: () => now,
   };
@@ -180,7 +181,10 @@ test('refusals write nothing: field errors 400, no tenant 403, outside the roots
   );
   const badDefault = {
     ...deps,
-    settings: { ...deps.settings, autonomous: { default_cli_tool: 'nonexistent' } },
+    settings: {
+      ...deps.settings,
+      autonomous: { default_cli_tool: 'nonexistent', cli_paths: FAKE_CLI_PATHS },
+    },
   };
   const projectsBefore = await database.sql.query('SELECT id FROM projects');
   const fresh = makeGitRepo(

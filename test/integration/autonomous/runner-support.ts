@@ -16,6 +16,13 @@ import { hostPidOf } from '../../support/sandbox-pids.ts';
 import { api, login } from '../../support/session.ts';
 
 export const FAKE_CLI = path.resolve('test/fixtures/fake-autonomous-cli.mjs');
+/**
+ * Every autonomous tool configured as the fake CLI: creation refuses a tool whose CLI is not installed
+ * (services/autonomous/cli-check.ts), and tests that never run the CLI still create with any tool.
+ */
+export const FAKE_CLI_PATHS: Record<string, string> = Object.fromEntries(
+  ['cli_alpha', 'cli_beta', 'cli_gamma', 'cli_delta'].map((t) => [t, FAKE_CLI]),
+);
 
 export interface RunnerWorld {
   app: TestApp;

@@ -271,3 +271,90 @@ describe('listing', () => {
     );
   });
 });
+
+describe('redirect URI rule and editing (issue 28 item 4)', () => {
+  test('a redirect_uri that does not end with the provider’s callback path is refused with the path', async () => {
+    const name = uniqueName('cb');
+    for (const body of [
+      oidcBody(name, { redirect_uri: `${app.url}/api/sso/callback/` }),
+      oauth2Body(name, { redirect_uri: `${app.url}/api/sso/callback/other-name` }),
+      oidcBody(name, { redirect_uri: `${app.url}/api/sso/acs/${name}` }),
+    ]) {
+      const r = await register(cast.admin, body);
+      assert.equal(r.status, 400, JSON.stringify(r.body));
+      assert.deepEqual(r.body, { error: `redirect_uri: must end with /api/sso/callback/${name}` });
+    }
+    // A reverse-proxy prefix before the path is the administrator's choice.
+    const ok = await register(
+      cast.admin,
+      oidcBody(name, { redirect_uri: `https://sso.example.test/svc/api/sso/callback/${name}` }),
+    );
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+  });
+
+  test('a system administrator reads and replaces a provider’s settings; the stored secret is kept and never shown', async () => {
+    const name = uniqueName('edit');
+    assert.equal((await register(cast.admin, oauth2Body(name, { tenant_id: cast.tenantA }))).status, 201);
+    const read = await api(app.url, 'GET', `/api/sso/providers/${name}`, { auth: cast.admin });
+    assert.equal(read.status, 200);
+    assert.equal(read.body.provider.client_id, 'client-2');
+    assert.equal(read.body.provider.tenant_id, cast.tenantA);
+    assert.equal(read.body.provider.has_client_secret, true);
+    const [before] = await app.database.sql.query<{ config: string }>(
+      'SELECT config FROM sso_providers WHERE name = ?',
+      [name],
+    );
+    const ciphertext = JSON.parse(before!.config).client_secret_encrypted as string;
+
+    const put = (auth: Session | undefined, body: Record<string, unknown>) =>
+      api(app.url, 'PUT', `/api/sso/providers/${name}`, { auth, body });
+    const edited = { ...oauth2Body(name), client_id: 'client-2b', client_secret: '', tenant_id: null };
+    const r = await put(cast.admin, edited);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.provider.client_id, 'client-2b');
+    assert.equal(r.body.provider.tenant_id, null);
+    const [after] = await app.database.sql.query<{ config: string; tenant_id: number | null }>(
+      'SELECT config, tenant_id FROM sso_providers WHERE name = ?',
+      [name],
+    );
+    assert.equal(JSON.parse(after!.config).client_secret_encrypted, ciphertext, 'blank secret keeps it');
+    assert.equal(JSON.parse(after!.config).client_id, 'client-2b');
+    assert.equal(after!.tenant_id, null);
+    for (const res of [read, r]) {
+      const text = JSON.stringify(res.body);
+      assert.ok(!text.includes(SECRET) && !text.includes(ciphertext), 'no secret in responses');
+    }
+
+    const refused: [Session | undefined, Record<string, unknown>, number][] = [
+      [cast.admin, { ...edited, redirect_uri: `${app.url}/api/sso/callback/` }, 400],
+      [cast.admin, { ...edited, provider_type: 'oidc' }, 400],
+      [cast.admin, { ...edited, token_url: 'not a url' }, 400],
+      [session('tenant_admin'), edited, 403],
+      [session('user'), edited, 403],
+      [undefined, edited, 401],
+    ];
+    for (const [auth, body, status] of refused) assert.equal((await put(auth, body)).status, status);
+    assert.equal(
+      (await api(app.url, 'GET', `/api/sso/providers/${name}`, { auth: session('tenant_admin') })).status,
+      403,
+    );
+    assert.equal(
+      (await api(app.url, 'PUT', '/api/sso/providers/no-such-idp', { auth: cast.admin, body: edited }))
+        .status,
+      404,
+    );
+
+    const secret2 = `${SECRET}-2`;
+    assert.equal((await put(cast.admin, { ...edited, client_secret: secret2 })).status, 200);
+    const [third] = await app.database.sql.query<{ config: string }>(
+      'SELECT config FROM sso_providers WHERE name = ?',
+      [name],
+    );
+    assert.notEqual(
+      JSON.parse(third!.config).client_secret_encrypted,
+      ciphertext,
+      'a new secret replaces it',
+    );
+    assert.ok(!third!.config.includes(secret2));
+  });
+});

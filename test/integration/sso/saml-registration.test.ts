@@ -182,6 +182,11 @@ describe('SAML registration: refusals name the field', () => {
     await expect400(body({ client_id: undefined }), 'client_id');
     await expect400(body({ redirect_uri: undefined }), 'redirect_uri');
     await expect400(body({ redirect_uri: 'javascript:alert(1)' }), 'redirect_uri');
+    // The ACS URL must end with /api/sso/acs/<name> (issue 28 item 4): the OIDC callback path is not it.
+    const wrong = body({ redirect_uri: `${app.url}/api/sso/callback/x` });
+    const refused = await register(wrong);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(refused.body, { error: `redirect_uri: must end with /api/sso/acs/${wrong.name}` });
     await expect400(body({ authorization_url: 'ftp://idp.example/sso' }), 'authorization_url');
     await expect400(body({}, { idp_entity_id: 'https://different.example' }), 'extra_params.idp_entity_id');
   });

@@ -110,7 +110,8 @@ export interface StreamHandlers {
   /** Named SSE events ("event: x") to listen for; the default "message" event goes to onMessage. */
   events?: Record<string, (data: any, ev: MessageEvent) => void>;
   onMessage?: (data: any, ev: MessageEvent) => void;
-  onError?: (ev: Event) => void;
+  /** The connection failed: `readyState` EventSource.CONNECTING (reconnecting) or CLOSED (given up). */
+  onError?: (ev: Event, readyState: number) => void;
   onOpen?: () => void;
 }
 
@@ -128,9 +129,20 @@ export function openStream(path: string, handlers: StreamHandlers, query?: Reque
     }
   };
   if (handlers.onMessage) es.onmessage = (ev) => handlers.onMessage!(parse(ev), ev);
+  // A server's named `error` event and the EventSource's own connection errors share the type
+  // "error": the first is a MessageEvent (it has data) and goes only to events.error, the second is a
+  // plain Event and goes only to onError with the connection's readyState (CONNECTING: the browser
+  // reconnects; CLOSED: it gave up).
+  const isServerEvent = (ev: Event): ev is MessageEvent => ev instanceof MessageEvent;
   for (const [name, fn] of Object.entries(handlers.events ?? {}))
-    es.addEventListener(name, (ev) => fn(parse(ev as MessageEvent), ev as MessageEvent));
-  if (handlers.onError) es.onerror = handlers.onError;
+    es.addEventListener(name, (ev) => {
+      if (isServerEvent(ev)) fn(parse(ev), ev);
+    });
+  const onError = handlers.onError;
+  if (onError)
+    es.onerror = (ev) => {
+      if (!isServerEvent(ev)) onError(ev, es.readyState);
+    };
   if (handlers.onOpen) es.onopen = handlers.onOpen;
   return () => es.close();
 }

@@ -1,5 +1,6 @@
 // Loading, ErrorBox and ProgressBar: status pieces announced to screen readers.
 import { errorText } from '../api/client.ts';
+import { usedPercent } from './format.ts';
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
   return (
@@ -20,15 +21,20 @@ export function ErrorBox({ error, title }: { error: unknown; title?: string }) {
   );
 }
 
-/** A native <progress> with a visible label; value and max are plain numbers. */
+/**
+ * A native <progress> with a visible label. The bar stops at full, but the figure is the real
+ * percentage ("156%") and a bar past its limit takes the over-limit style and says so in words.
+ */
 export function ProgressBar({ value, max = 100, label }: { value: number; max?: number; label: string }) {
-  const pct = max > 0 ? Math.min(100, Math.max(0, (value / max) * 100)) : 0;
+  const pct = usedPercent(value, max);
+  const over = max > 0 && value > max;
   return (
-    <div class="progress">
+    <div class={over ? 'progress over-limit' : 'progress'}>
       <span class="progress-label">
-        {label} <span class="progress-value">{Math.round(pct)}%</span>
+        {label} <span class="progress-value">{pct}%</span>
+        {over && <span class="progress-over"> over the limit</span>}
       </span>
-      <progress value={Math.min(value, max)} max={max} aria-label={label} />
+      <progress value={Math.min(Math.max(0, value), max)} max={max} aria-label={label} />
     </div>
   );
 }

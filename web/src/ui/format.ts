@@ -85,3 +85,25 @@ export function formatBytes(n: number | null | undefined, opts: { locale?: strin
   }
   return `${n < 0 ? '-' : ''}${formatNumber(v, { locale: opts.locale, digits: i === 0 ? 0 : 1 })} ${units[i]}`;
 }
+
+/** Abbreviations kept in capitals when a code is turned into words. */
+const ACRONYMS = new Set(['api', 'cli', 'sso', 'ip', 'id', 'url', 'saml', 'oidc', 'llm', 'csv', 'json']);
+
+/**
+ * THE one mapping from the API's codes to words on screen: `tenant_daily_tokens` -> "Tenant daily
+ * tokens", `sso_enabled` -> "SSO enabled". Codes stay in the API; people read words.
+ */
+export function codeWords(code: string | null | undefined): string {
+  if (!code) return '';
+  const words = code
+    .split(/[_\-\s]+/)
+    .filter(Boolean)
+    .map((w) => (ACRONYMS.has(w.toLowerCase()) ? w.toUpperCase() : w.toLowerCase()));
+  const text = words.join(' ');
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/** Used against a limit as a whole percentage, uncapped (156 for 1.56 times the limit); 0 without a limit. */
+export function usedPercent(used: number, limit: number): number {
+  return limit > 0 ? Math.round((Math.max(0, used) / limit) * 100) : 0;
+}

@@ -21,6 +21,14 @@ const TYPES = [
   'milestone_updated',
 ] as const;
 
+/** The connection as the EventSource reports it (onopen / onerror with its readyState). */
+const STATE_WORDS = {
+  connecting: 'connecting…',
+  live: 'connected',
+  reconnecting: 'reconnecting…',
+  closed: 'disconnected (reload the page to reconnect)',
+} as const;
+
 export function ActivityFeed({
   workflowId,
   onMilestone,
@@ -34,7 +42,7 @@ export function ActivityFeed({
   onConnected: () => void;
 }) {
   const [items, setItems] = useState<ActivityEntry[]>([]);
-  const [state, setState] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
+  const [state, setState] = useState<'connecting' | 'live' | 'reconnecting' | 'closed'>('connecting');
   const listRef = useRef<HTMLOListElement>(null);
   const follow = useRef(true);
   const handlers = useRef({ onMilestone, onStatus, onConnected });
@@ -58,13 +66,12 @@ export function ActivityFeed({
         if (t === 'system' && d?.subtype === 'status' && typeof d.status === 'string')
           handlers.current.onStatus(d.status);
       };
-    // A named "error" event carries data; the EventSource's own connection errors do not.
-    events.error = (d) => {
-      if (d !== undefined) push('error', d);
-    };
+    // The stream's own `error` events (a step's failure) are activity, not a connection state:
+    // openStream keeps them apart from the EventSource's connection errors.
+    events.error = (d) => push('error', d);
     const close = openStream(`/api/autonomous/workflows/${encodeURIComponent(workflowId)}/events/stream`, {
       events,
-      onError: () => setState('reconnecting'),
+      onError: (_ev, readyState) => setState(readyState === EventSource.CLOSED ? 'closed' : 'reconnecting'),
       onOpen: () => setState('live'),
     });
     return close;
@@ -78,8 +85,7 @@ export function ActivityFeed({
   return (
     <div>
       <p class="muted" role="status" aria-live="polite">
-        Live activity:{' '}
-        {state === 'live' ? 'connected' : state === 'connecting' ? 'connecting…' : 'reconnecting…'}
+        Live activity: {STATE_WORDS[state]}
       </p>
       <ol
         ref={listRef}

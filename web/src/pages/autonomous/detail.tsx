@@ -3,14 +3,22 @@
 // The stream drives refreshes: milestone_updated reloads the timeline and the workflow (its totals),
 // system/status sets the status at once and reloads the workflow; refreshes are coalesced so a burst
 // of events costs one request of each. Every (re)connect of the stream and a 10 s poll while the
-// workflow is not over re-read both, so a dropped stream never leaves the page stale.
+// workflow is not over re-read both, so a dropped stream never leaves the page stale. A failed
+// workflow's banner names the cause and the fix (model.ts explainFailure), not only its error code.
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api } from '../../api/client.ts';
 import { Button, ErrorBox, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
 import { ActivityFeed } from './activity.tsx';
 import { ControlBar } from './controls.tsx';
-import { type DiffAnswer, type Milestone, requirementOf, tokenBreakdown, type Workflow } from './model.ts';
+import {
+  type DiffAnswer,
+  explainFailure,
+  type Milestone,
+  requirementOf,
+  tokenBreakdown,
+  type Workflow,
+} from './model.ts';
 import { DiffView, Facts, FileStats, StatusBadge } from './parts.tsx';
 import { Timeline } from './timeline.tsx';
 
@@ -189,6 +197,7 @@ export default function WorkflowDetail({ id }: { id: string }) {
     );
   if (!workflow) return <Loading />;
 
+  const failure = explainFailure(workflow, milestones ?? []);
   const snap = (workflow.definition_snapshot ?? {}) as { batch?: { position: number; count: number } | null };
   return (
     <section>
@@ -200,7 +209,16 @@ export default function WorkflowDetail({ id }: { id: string }) {
         <StatusBadge status={workflow.status} pausedBy={workflow.paused_by} />
       </div>
       <ErrorBox error={error} />
-      {workflow.error && <ErrorBox title="Workflow error" error={workflow.error} />}
+      {failure ? (
+        <div class="error-box" role="alert" data-testid="failure-banner">
+          <strong>Workflow failed: </strong>
+          {failure.cause}
+          {failure.fix && <p class="aw-fix">{failure.fix}</p>}
+          <p class="muted">({failure.summary})</p>
+        </div>
+      ) : (
+        workflow.error && <ErrorBox title="Workflow error" error={workflow.error} />
+      )}
       <Facts
         items={[
           ['Id', <code key="id">{workflow.id}</code>],

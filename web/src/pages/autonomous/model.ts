@@ -265,6 +265,15 @@ export function buildCreateBody(f: CreateForm): { body?: CreateBody; errors: Cre
   };
 }
 
+/** The project path's hint: the caller's own folder(s) when the API named them. */
+export function projectPathHint(roots: string[] | null): string {
+  const generic =
+    "Absolute path of a Git repository on the server, in your tenant's folder tenant-<id> under a root of SVC_AUTONOMOUS_PROJECT_ROOTS.";
+  if (roots === null) return generic;
+  if (roots.length === 0) return 'You belong to no tenant, so you have no project folder.';
+  return `Absolute path of a Git repository inside ${roots.length === 1 ? 'your project folder' : 'one of your project folders'}: ${roots.join(', ')}`;
+}
+
 /** The workflow to open after creation: the single one, or the batch's first. */
 export function createdTarget(answer: unknown): { workflowId?: string; batchId?: string } {
   const a = answer as { id?: string; batch?: { id?: string }; workflows?: { id?: string }[] };
@@ -304,6 +313,100 @@ export function summarizeTimeline(ms: Milestone[]): TimelineSummary {
 
 export const isCancelled = (m: Pick<Milestone, 'is_cancelled' | 'status'>) =>
   m.is_cancelled === true || m.is_cancelled === 1 || m.status === 'cancelled';
+
+/** A timeline row: one milestone, or the consecutive failed attempts of one step with one error. */
+export interface TimelineRow {
+  /** The last attempt (its actions and links are the row's). */
+  milestone: Milestone;
+  /** How many attempts the row stands for (1: an ordinary milestone). */
+  attempts: number;
+  firstSequence: number;
+  tokens: { total: number; input: number; output: number; requests: number };
+}
+
+const sameFailure = (a: Milestone, b: Milestone) =>
+  a.status === 'failed' &&
+  b.status === 'failed' &&
+  !isCancelled(a) &&
+  !isCancelled(b) &&
+  a.phase === b.phase &&
+  a.kind === b.kind &&
+  a.error === b.error &&
+  b.attempt > a.attempt;
+
+/**
+ * The timeline's rows: retries of one step that failed the same way (same phase, kind and error,
+ * attempt after attempt) are one row with their count and summed tokens, so five identical
+ * `spawn claude ENOENT` rows read as one step tried five times. Anything else keeps its own row.
+ */
+export function timelineRows(ms: Milestone[]): TimelineRow[] {
+  const rows: TimelineRow[] = [];
+  for (const m of [...ms].sort((a, b) => a.sequence - b.sequence)) {
+    const last = rows.at(-1);
+    const tokens = {
+      total: n(m.phase_total_tokens),
+      input: n(m.phase_input_tokens),
+      output: n(m.phase_output_tokens),
+      requests: n(m.phase_request_count),
+    };
+    if (last && sameFailure(last.milestone, m)) {
+      last.milestone = m;
+      last.attempts += 1;
+      for (const k of ['total', 'input', 'output', 'requests'] as const) last.tokens[k] += tokens[k];
+    } else rows.push({ milestone: m, attempts: 1, firstSequence: m.sequence, tokens });
+  }
+  return rows;
+}
+
+// ---- failure explanation ------------------------------------------------------------------------
+
+export interface FailureExplanation {
+  /** The workflow's own error ("runner_failure: 5 attempts failed"). */
+  summary: string;
+  /** What went wrong, in words. */
+  cause: string;
+  /** What to do about it; null when the page knows no specific fix. */
+  fix: string | null;
+}
+
+/**
+ * Why a failed workflow failed and what fixes it, from its error and its last failed step's error
+ * (the runner's structured message, e.g. "runner_failure: the CLI could not be started: spawn claude
+ * ENOENT"). Retry stays offered: a fix on the server (installing the CLI) is made outside this page,
+ * and retrying is then the way on; the fix says to do it first, and the API refuses a retry while the
+ * CLI is still missing (services/autonomous/cli-check.ts), so a click too early says so in words.
+ */
+export function explainFailure(
+  w: Pick<Workflow, 'status' | 'error' | 'cli_tool'>,
+  ms: Milestone[],
+): FailureExplanation | null {
+  if (w.status !== 'failed' || !w.error) return null;
+  const step = [...ms]
+    .sort((a, b) => b.sequence - a.sequence)
+    .find((m) => m.status === 'failed' && !isCancelled(m) && m.error);
+  const detail = step?.error ?? w.error;
+  const spawn = /spawn (\S+) (ENOENT|EACCES)/.exec(detail);
+  const tool = w.cli_tool ? ` (${w.cli_tool})` : '';
+  if (spawn?.[2] === 'ENOENT' || /could not be started.*ENOENT/.test(detail))
+    return {
+      summary: w.error,
+      cause: `The CLI \`${spawn?.[1] ?? w.cli_tool ?? 'CLI'}\`${tool} was not found on the server, so no step could start.`,
+      fix: "An administrator of the server must install it (npm run clis:install, or npm install -g with the tool's package) or set its path in autonomous.cli_paths; then Retry (until then the server refuses a retry, saying what is missing).",
+    };
+  if (spawn?.[2] === 'EACCES' || /not executable/.test(detail))
+    return {
+      summary: w.error,
+      cause: `The CLI${spawn ? ` \`${spawn[1]}\`` : ''}${tool} is on the server but may not be run (permission denied).`,
+      fix: 'An administrator of the server must make it executable for the service (and the agent account when isolation is on); then Retry.',
+    };
+  if (/sandbox unavailable/.test(detail))
+    return {
+      summary: w.error,
+      cause: 'The sandbox the CLI runs in is not available on the server.',
+      fix: 'An administrator must make the sandbox available (README, "Security model") or set SVC_SANDBOX=off; then Retry.',
+    };
+  return { summary: w.error, cause: step?.error ?? w.error, fix: null };
+}
 
 // ---- live activity ------------------------------------------------------------------------------
 

@@ -2,9 +2,11 @@
 // or an issue number) or a batch of several (one per line, run one at a time on one baseline), the
 // project path (a Git repository in the tenant's folder under the server's SVC_AUTONOMOUS_PROJECT_ROOTS), the CLI tool, model
 // and branch strategy. Empty required fields are caught here; the API judges the rest and its 400
-// naming the field is shown in words. On success the new workflow's page opens (a batch: its first).
+// naming the field is shown in words (a CLI that is not installed on the server is refused here, with
+// what to install). The project path's hint shows the caller's own folder(s) from the API. On success
+// the new workflow's page opens (a batch: its first).
 
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api } from '../../api/client.ts';
 import { Button, ErrorBox, Field } from '../../ui/index.ts';
@@ -19,6 +21,7 @@ import {
   createdTarget,
   emptyCreateForm,
   MAX_BATCH_ITEMS,
+  projectPathHint,
 } from './model.ts';
 
 export default function NewWorkflow() {
@@ -27,6 +30,14 @@ export default function NewWorkflow() {
   const [errors, setErrors] = useState<CreateErrors>({});
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
+  // The caller's own project folders, as the API states them (the list's project_roots).
+  const [roots, setRoots] = useState<string[] | null>(null);
+  useEffect(() => {
+    api
+      .get<{ project_roots?: string[] }>('/api/autonomous/workflows', { query: { limit: 1 } })
+      .then((a) => setRoots(a.project_roots ?? []))
+      .catch(() => setRoots(null));
+  }, []);
   const set =
     <K extends keyof CreateForm>(k: K) =>
     (v: CreateForm[K]) =>
@@ -108,7 +119,7 @@ export default function NewWorkflow() {
           value={form.project_path}
           onValue={set('project_path')}
           error={errors.project_path}
-          hint="Absolute path of a Git repository on the server, in your tenant's folder tenant-<id> under a root of SVC_AUTONOMOUS_PROJECT_ROOTS."
+          hint={projectPathHint(roots)}
           autoComplete="off"
         />
         <SelectField

@@ -1,6 +1,7 @@
 // The milestone timeline of a workflow (GET …/timeline): one row per milestone in sequence with its
 // phase, kind, status, its own tokens (phase_*), commit and diff stats, error; cancelled rows are
-// struck through and say so. The footer sums the per-milestone tokens: the workflow's total_tokens is
+// struck through and say so; retries of one step that failed the same way are one row with their
+// count (model.ts timelineRows). The footer sums the per-milestone tokens: the workflow's total_tokens is
 // that same sum on the server, and the page shows both. Each row opens the milestone (diff and
 // transcript) and offers cancel-round (asks first) and fork.
 
@@ -14,6 +15,7 @@ import {
   isCancelled,
   type Milestone,
   summarizeTimeline,
+  timelineRows,
   tokenParts,
   type Workflow,
 } from './model.ts';
@@ -144,15 +146,24 @@ export function Timeline({
               </td>
             </tr>
           ) : (
-            milestones.map((m) => {
+            timelineRows(milestones).map(({ milestone: m, attempts, firstSequence, tokens }) => {
               const cancelled = isCancelled(m);
               return (
-                <tr key={m.id} class={cancelled ? 'aw-cancelled' : undefined} data-kind={m.kind}>
-                  <td class="num">{m.sequence}</td>
+                <tr
+                  key={m.id}
+                  class={cancelled ? 'aw-cancelled' : undefined}
+                  data-kind={m.kind}
+                  data-attempts={attempts}
+                >
+                  <td class="num">{attempts > 1 ? `${firstSequence}–${m.sequence}` : m.sequence}</td>
                   <td>{m.phase.replace(/_/g, ' ')}</td>
                   <td>
                     {m.kind.replace(/_/g, ' ')}
-                    {m.attempt > 1 ? ` (attempt ${m.attempt})` : ''}
+                    {attempts > 1
+                      ? ` (${attempts} attempts, all failed the same way)`
+                      : m.attempt > 1
+                        ? ` (attempt ${m.attempt})`
+                        : ''}
                   </td>
                   <td class="aw-keep">
                     {cancelled ? 'cancelled' : m.status.replace(/_/g, ' ')}
@@ -160,9 +171,9 @@ export function Timeline({
                   </td>
                   <td
                     class="num"
-                    title={`${formatNumber(m.phase_input_tokens)} in, ${formatNumber(m.phase_output_tokens)} out, ${formatNumber(m.phase_request_count)} requests`}
+                    title={`${formatNumber(tokens.input)} in, ${formatNumber(tokens.output)} out, ${formatNumber(tokens.requests)} requests`}
                   >
-                    {formatNumber(m.phase_total_tokens)}
+                    {formatNumber(tokens.total)}
                   </td>
                   <td>
                     {m.commit_sha ? (

@@ -7,7 +7,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import { useAuth } from '../../auth/session.tsx';
-import { ErrorBox, formatNumber, Loading, ProgressBar, Table } from '../../ui/index.ts';
+import { codeWords, ErrorBox, formatNumber, Loading, ProgressBar, Table } from '../../ui/index.ts';
 import { SelectField } from '../../ui/select-field.tsx';
 import { useLoad } from '../../ui/use-load.ts';
 import './dashboard.css';
@@ -81,7 +81,9 @@ function QuotaSection() {
       ) : (
         <div class="quota-bars">
           {q.data && !q.data.every((s) => s.within_quota) && (
-            <p class="notice">Quota exceeded: {[...new Set(q.data.flatMap((s) => s.exceeded))].join(', ')}</p>
+            <p class="notice">
+              Quota exceeded: {[...new Set(q.data.flatMap((s) => s.exceeded))].map(codeWords).join(', ')}
+            </p>
           )}
           {bars.map((b) => (
             <div key={b.key} class="quota-bar">

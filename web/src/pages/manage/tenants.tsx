@@ -12,6 +12,7 @@ import { useAction } from '../../ui/use-action.ts';
 import { useSubmit } from '../../ui/use-submit.ts';
 import { intText, readIntFields } from './form-values.ts';
 import { Done, ManagePage, useFocusOnOpen } from './layout.tsx';
+import { tenantStatusWord } from './tenant-status.ts';
 import type { Tenant, TenantDetail } from './types.ts';
 import { useResource } from './use-resource.ts';
 
@@ -160,10 +161,13 @@ function TenantSettings({ detail, onSaved }: { detail: TenantDetail; onSaved: (m
 
 function TenantPanel({
   id,
+  exceeded,
   onChanged,
   onClose,
 }: {
   id: number;
+  /** The limits this tenant has reached (GET /api/quota/status/all). */
+  exceeded: string[];
   onChanged: (msg: string) => void;
   onClose: () => void;
 }) {
@@ -179,6 +183,7 @@ function TenantPanel({
   if (detail.error) return <ErrorBox error={detail.error} />;
   const t = detail.data?.tenant;
   if (!t) return <Loading />;
+  const status = tenantStatusWord(t.status, exceeded);
   const saved = (msg: string) => {
     onChanged(msg);
     void detail.reload();
@@ -189,8 +194,9 @@ function TenantPanel({
         {t.name} <span class="muted">({t.slug})</span>
       </h2>
       <p>
-        Status <span class={`badge ${t.status === 'suspended' ? 'badge-bad' : 'badge-ok'}`}>{t.status}</span>,
-        plan {t.plan}, {formatNumber(t.user_count)} users, {formatNumber(t.total_tokens_used)} tokens used.
+        Status <span class={`badge ${status.bad ? 'badge-bad' : 'badge-ok'}`}>{status.word}</span>
+        {status.reached.length > 0 && <> (limit reached: {status.reached.join(', ')})</>}, plan {t.plan},{' '}
+        {formatNumber(t.user_count)} users, {formatNumber(t.total_tokens_used)} tokens used.
       </p>
       <ErrorBox error={error} />
       <div class="form-actions">
@@ -239,16 +245,30 @@ function TenantPanel({
 
 export default function TenantsPage() {
   const tenants = useResource((signal) => api.get<{ tenants: Tenant[] }>('/api/tenants', { signal }));
+  // The quota accounting the service enforces: an active tenant past a limit reads "over quota".
+  const quota = useResource((signal) =>
+    api.get<{ tenants: { tenant_id: number; exceeded: string[] }[] }>('/api/quota/status/all', { signal }),
+  );
+  const exceededOf = (id: number) => quota.data?.tenants.find((q) => q.tenant_id === id)?.exceeded ?? [];
   const [open, setOpen] = useState<number | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const changed = (msg: string) => {
     setDone(msg);
     void tenants.reload();
+    void quota.reload();
   };
   return (
     <ManagePage title="Tenants">
       <Done message={done} />
-      {open != null && <TenantPanel key={open} id={open} onChanged={changed} onClose={() => setOpen(null)} />}
+      {open != null && (
+        <TenantPanel
+          key={open}
+          id={open}
+          exceeded={exceededOf(open)}
+          onChanged={changed}
+          onClose={() => setOpen(null)}
+        />
+      )}
       <CreateTenant onCreated={changed} />
       <Loaded of={tenants}>
         <Table
@@ -262,9 +282,10 @@ export default function TenantsPage() {
             {
               key: 'status',
               header: 'Status',
-              render: (t) => (
-                <span class={`badge ${t.status === 'suspended' ? 'badge-bad' : 'badge-ok'}`}>{t.status}</span>
-              ),
+              render: (t) => {
+                const s = tenantStatusWord(t.status, exceededOf(t.id));
+                return <span class={`badge ${s.bad ? 'badge-bad' : 'badge-ok'}`}>{s.word}</span>;
+              },
             },
             { key: 'plan', header: 'Plan' },
             { key: 'users', header: 'Users', numeric: true, render: (t) => formatNumber(t.user_count) },

@@ -9,7 +9,7 @@ import { api } from '../../api/client.ts';
 import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
 import { SelectField } from '../../ui/select-field.tsx';
 import { useLoad } from '../../ui/use-load.ts';
-import { machineLabel, type RemoteMachine, type RemoteSession, toolsOf } from './types.ts';
+import { machineLabel, type RemoteMachine, type RemoteSession, sessionStatusWord, toolsOf } from './types.ts';
 import './remote.css';
 
 function NewSession({ machines }: { machines: RemoteMachine[] }) {
@@ -133,7 +133,7 @@ export default function RemoteWorkspace() {
                   </a>
                 ),
               },
-              { key: 'status', header: 'Status', render: (s) => s.status },
+              { key: 'status', header: 'Status', render: (s) => sessionStatusWord(s) },
               { key: 'tool', header: 'Tool', render: (s) => s.cli_tool ?? '' },
               { key: 'model', header: 'Model', render: (s) => s.model ?? '' },
               {

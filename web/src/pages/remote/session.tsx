@@ -16,7 +16,7 @@ import {
   type OutputEvent,
   pendingPermissions,
 } from './output-model.ts';
-import { isLive, type RemoteSessionDetail } from './types.ts';
+import { isLive, type RemoteSessionDetail, sessionStatusWord } from './types.ts';
 import './remote.css';
 
 const answeredKey = (id: string) => `remote-answered:${id}`;
@@ -172,7 +172,7 @@ export default function RemoteSessionPage({ id }: { id: string }) {
       <dl class="remote-facts" aria-label="Session">
         <div>
           <dt>Status</dt>
-          <dd data-testid="session-status">{session.status}</dd>
+          <dd data-testid="session-status">{sessionStatusWord(session)}</dd>
         </div>
         <div>
           <dt>Project</dt>

@@ -23,11 +23,22 @@ export interface RemoteSession {
   message_count: number | null;
   created_at: string | null;
   updated_at: string | null;
+  /** When the agent reported the CLI process started; null: it has not (or never) started. */
+  cli_started_at?: string | null;
 }
 
 export interface RemoteSessionDetail extends RemoteSession {
   output: OutputEvent[];
   output_next_index: number;
+}
+
+/**
+ * The status word of a remote session: its status, except that a session which ended without its CLI
+ * ever running (the agent refused the start, or the spawn failed) did not "complete" anything.
+ */
+export function sessionStatusWord(s: Pick<RemoteSession, 'status' | 'cli_started_at'>): string {
+  if (s.status === 'completed' && !s.cli_started_at) return 'ended before the CLI started';
+  return s.status;
 }
 
 export const isLive = (status: string) => status === 'active' || status === 'paused';
