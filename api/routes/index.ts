@@ -36,6 +36,7 @@ import { uploadTokensRouter } from './upload-tokens.ts';
 import { fetchRouter } from './usage/fetch.ts';
 import { messagesRouter } from './usage/messages.ts';
 import { myUsageRouter } from './usage/my-usage.ts';
+import { usageReportPageRouter } from './usage/report.ts';
 import { requestStatsRouter } from './usage/request-stats.ts';
 import { summaryRefreshRouter } from './usage/summary-refresh.ts';
 import { usageRouter } from './usage/usage.ts';
@@ -80,6 +81,7 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(messagesRouter(deps));
   app.use(requestStatsRouter(deps));
   app.use(myUsageRouter(deps));
+  app.use(usageReportPageRouter(deps));
   app.use(promptsRouter(deps));
   app.use(workspaceSessionsRouter(deps));
   mountRemoteRoutes(app, deps);

@@ -51,11 +51,11 @@ export function roiRepository(db: RawSql) {
       const w = where(scope, 'm.tenant_id', 'm', f, true);
       if (!w) return [];
       const rows = await db.query<Record<string, unknown>>(
-        `SELECT m.date, m.tool_name, m.model, m.user_id, us.username, SUM(m.tokens_used) AS tokens,
+        `SELECT m.date, m.tool_name, m.model, m.user_id, us.username, m.tenant_id, SUM(m.tokens_used) AS tokens,
                 SUM(m.input_tokens) AS input_tokens, SUM(m.output_tokens) AS output_tokens,
                 ${REQUESTS_OF('m')} AS requests
          FROM daily_messages m LEFT JOIN users us ON us.id = m.user_id ${w.sql}
-         GROUP BY m.date, m.tool_name, m.model, m.user_id, us.username
+         GROUP BY m.date, m.tool_name, m.model, m.user_id, us.username, m.tenant_id
          ORDER BY m.date, m.tool_name, m.model, m.user_id`,
         w.params,
       );
@@ -69,7 +69,18 @@ export function roiRepository(db: RawSql) {
         inputTokens: n(r.input_tokens),
         outputTokens: n(r.output_tokens),
         requests: n(r.requests),
+        tenantId: r.tenant_id == null ? null : n(r.tenant_id),
       }));
+    },
+
+    /** The names of the given tenants (deleted ones included: their usage still counts). */
+    async tenantNames(ids: readonly number[]): Promise<Map<number, string>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db.query<Record<string, unknown>>(
+        `SELECT id, name FROM tenants WHERE id IN (${ids.map(() => '?').join(', ')})`,
+        [...ids],
+      );
+      return new Map(rows.map((r) => [n(r.id), String(r.name)]));
     },
 
     /** daily_usage rows in scope (one per tenant, day, tool and host). */
@@ -78,7 +89,7 @@ export function roiRepository(db: RawSql) {
       if (!w) return [];
       const rows = await db.query<Record<string, unknown>>(
         `SELECT u.date, u.tool_name, u.tokens_used, u.input_tokens, u.output_tokens, u.cache_tokens,
-                u.models_used
+                u.models_used, u.tenant_id
          FROM daily_usage u ${w.sql}
          ORDER BY u.date, u.tool_name`,
         w.params,
@@ -91,6 +102,7 @@ export function roiRepository(db: RawSql) {
         outputTokens: n(r.output_tokens),
         cacheTokens: n(r.cache_tokens),
         modelsUsed: r.models_used == null ? null : String(r.models_used),
+        tenantId: r.tenant_id == null ? null : n(r.tenant_id),
       }));
     },
   };

@@ -28,6 +28,8 @@ export interface ModelCell {
   inputTokens: number;
   outputTokens: number;
   requests: number;
+  /** The row's tenant (the usage report groups by it; the remainder is computed per tenant). */
+  tenantId?: number | null;
 }
 export interface UsageRow {
   date: string;
@@ -37,6 +39,7 @@ export interface UsageRow {
   outputTokens: number;
   cacheTokens: number;
   modelsUsed: string | null;
+  tenantId?: number | null;
 }
 export interface PricedCell extends ModelCell {
   cost: number;
@@ -72,10 +75,12 @@ export function priceCells(cells: readonly ModelCell[], usage: readonly UsageRow
     };
   });
   if (!usage) return out;
-  const key = (date: string, tool: string) => `${date}\u0000${tool}`;
+  // Per tenant as well: one tenant's messages never cover another tenant's daily_usage.
+  const key = (date: string, tool: string, tenant: number | null | undefined) =>
+    `${date}\u0000${tool}\u0000${tenant ?? ''}`;
   const seen = new Map<string, { tokens: number; input: number; output: number }>();
   for (const c of cells) {
-    const k = key(c.date, c.toolName);
+    const k = key(c.date, c.toolName, c.tenantId);
     const s = seen.get(k) ?? { tokens: 0, input: 0, output: 0 };
     s.tokens += c.tokens;
     s.input += c.inputTokens;
@@ -84,7 +89,7 @@ export function priceCells(cells: readonly ModelCell[], usage: readonly UsageRow
   }
   const used = new Map<string, UsageRow & { models: Set<string> }>();
   for (const u of usage) {
-    const k = key(u.date, u.toolName);
+    const k = key(u.date, u.toolName, u.tenantId);
     const acc = used.get(k);
     if (!acc) used.set(k, { ...u, models: new Set(modelsOf(u.modelsUsed)) });
     else {
@@ -111,6 +116,7 @@ export function priceCells(cells: readonly ModelCell[], usage: readonly UsageRow
       model,
       userId: null,
       username: null,
+      ...(u.tenantId === undefined ? {} : { tenantId: u.tenantId }),
       ...rest,
       cost: costOf(p, rest.inputTokens, rest.outputTokens),
       pricedBy: p.priced_by,

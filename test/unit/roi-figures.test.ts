@@ -162,3 +162,21 @@ test('trailing moving average over 7 values, fewer at the start', () => {
   assert.deepEqual(movingAverage([1, 2, 3], 2), [1, 1.5, 2.5]);
   assert.deepEqual(movingAverage([]), []);
 });
+
+test('the remainder is per tenant: one tenant’s messages never cover another tenant’s usage', () => {
+  const out = priceCells(
+    [cell({ tenantId: 1, inputTokens: 1000, tokens: 1000, requests: 1 })],
+    [
+      // tenant 1 reported less than its messages (nothing left), tenant 2 has usage without messages
+      usage({ tenantId: 1, inputTokens: 800, tokens: 800 }),
+      usage({ tenantId: 2, inputTokens: 500, tokens: 500, modelsUsed: 'gpt-4o' }),
+    ],
+    pricing,
+  );
+  const rest = out.filter((c) => c.source === 'unattributed');
+  assert.deepEqual(
+    rest.map((c) => [c.tenantId, c.tokens, c.model]),
+    [[2, 500, 'gpt-4o']],
+    'summed across tenants, 1,300 - 1,000 would have left 300 tokens in no tenant',
+  );
+});
