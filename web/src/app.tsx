@@ -46,7 +46,7 @@ function Shell() {
   const { path, url, route } = useLocation();
   const [flash, setFlash] = useState<string | null>(null);
   const isAdmin = !!user?.is_admin;
-  const nav = useMemo(() => navFor(isAdmin), [isAdmin]);
+  const nav = useMemo(() => navFor(isAdmin, user?.role), [isAdmin, user?.role]);
 
   const guarded = !!user && isAdminPath(path) && !isAdmin;
   const redirect =

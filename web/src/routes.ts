@@ -13,6 +13,7 @@ export type Area =
   | 'sessions'
   | 'remote'
   | 'autonomous'
+  | 'reports'
   | 'manage';
 
 export interface AppRoute {
@@ -23,7 +24,12 @@ export interface AppRoute {
   load: () => Promise<{ default: ComponentType<any> }>;
   nav?: Area;
   admin?: true;
+  /** When set, the nav entry is only for these roles (system administrators always see it). */
+  roles?: readonly string[];
 }
+
+/** Roles whose permissions hold view_analysis (usage report, costs: /api/usage/report, /api/roi). */
+export const REPORT_ROLES: readonly string[] = ['admin', 'platform_admin', 'tenant_admin', 'manager', 'user'];
 
 export const routes: AppRoute[] = [
   { path: '/', title: 'Dashboard', nav: 'dashboard', load: () => import('./pages/dashboard/index.tsx') },
@@ -70,6 +76,13 @@ export const routes: AppRoute[] = [
     path: '/autonomous/:id/milestones/:mid',
     title: 'Milestone',
     load: () => import('./pages/autonomous/milestone.tsx'),
+  },
+  {
+    path: '/reports/usage',
+    title: 'Usage report',
+    nav: 'reports',
+    roles: REPORT_ROLES,
+    load: () => import('./pages/reports/usage.tsx'),
   },
   {
     path: '/manage',
@@ -122,12 +135,16 @@ export const routes: AppRoute[] = [
 /** Every /manage path is for system administrators, registered or not. */
 export const isAdminPath = (path: string) => path === '/manage' || path.startsWith('/manage/');
 
-/** The nav entries a user sees: one per area, admin areas only for system administrators. */
-export function navFor(isAdmin: boolean): AppRoute[] {
+/**
+ * The nav entries a user sees: one per area, admin areas only for system administrators, role-limited
+ * entries only for their roles.
+ */
+export function navFor(isAdmin: boolean, role?: string): AppRoute[] {
   const seen = new Set<Area>();
   return routes.filter((r) => {
     if (!r.nav || seen.has(r.nav)) return false;
     if ((r.admin || isAdminPath(r.path)) && !isAdmin) return false;
+    if (r.roles && !isAdmin && !r.roles.includes(role ?? '')) return false;
     seen.add(r.nav);
     return true;
   });

@@ -12,6 +12,7 @@ import { SelectField } from '../../ui/select-field.tsx';
 import { useLoad } from '../../ui/use-load.ts';
 import './dashboard.css';
 import { chartSeries, type DayFigures, lastDays, type QuotaStatus, quotaBars } from './figures.ts';
+import { RangeCost } from './range-cost.tsx';
 import { UsageChart } from './usage-chart.tsx';
 
 interface Summary {
@@ -167,6 +168,7 @@ export default function Dashboard() {
               {range.data.start} to {range.data.end}: {formatNumber(range.data.total_tokens)} tokens,{' '}
               {formatNumber(range.data.total_requests)} requests.
             </p>
+            <RangeCost start={range.data.start} end={range.data.end} />
             <UsageChart data={series} />
             <details>
               <summary>Figures per day</summary>
