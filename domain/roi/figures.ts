@@ -4,8 +4,8 @@
 //
 // Cost: each (day, tool, model, user) cell of daily_messages is priced at its model's price
 // (prices.ts). Usage that reached daily_usage without messages (proxied model calls, self-reported
-// remote usage) is the "unattributed" remainder per day and tool: daily_usage minus the messages of
-// that day and tool, never negative, priced at the single model daily_usage.models_used names, else at
+// remote usage) is the "unattributed" remainder per day, tool and tenant: daily_usage minus the
+// messages of that day, tool and tenant, never negative, priced at the single model daily_usage.models_used names, else at
 // the default price. Requests are assistant responses (rule 3) only: the remainder has tokens, never
 // requests (domain/usage/counting.ts; daily_usage's request_count is not read).
 //

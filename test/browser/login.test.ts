@@ -57,6 +57,7 @@ test('password login lands on the dashboard shell; an admin sees the manage nav;
     'Sessions',
     'Remote workspace',
     'Autonomous development',
+    'Usage report',
     'Administration',
   ]);
   assert.equal(await nav.getByRole('link', { name: 'Dashboard' }).getAttribute('aria-current'), 'page');
