@@ -98,31 +98,26 @@ test('a manager finds last week’s top user by tokens and downloads the CSV the
   assert.equal((await top.getByRole('rowheader').textContent())?.trim(), e.user.username);
   const fmt = (n: number) => page.evaluate((v) => new Intl.NumberFormat().format(v), n);
   assert.equal((await top.getByRole('cell').nth(2).textContent())?.trim(), await fmt(6000));
-  // The cost to the API's 4 decimals: Sonnet 4.5, 5,000 x $3 + 1,000 x $15 per million = $0.03.
-  const cost = await page.evaluate(
-    (v) =>
-      new Intl.NumberFormat(undefined, {
-        style: 'currency',
-        currency: 'USD',
-        maximumFractionDigits: 4,
-      }).format(v),
-    want.rows[0].cost,
-  );
-  assert.equal(want.rows[0].cost, 0.03);
-  assert.equal((await top.getByRole('cell').nth(4).textContent())?.trim(), cost);
-  assert.equal(
-    (await table.locator('tbody tr').nth(1).getByRole('cell').nth(4).textContent())?.trim(),
-    await page.evaluate(
+  // The cost to the API's 4 decimals: Sonnet 4.5, 5,000 x $3 + 1,000 x $15 per million = $0.03;
+  // GPT-4o, 3,000 x $2.50 + 1,500 x $10 per million = $0.0225.
+  const usd = (n: number) =>
+    page.evaluate(
       (v) =>
         new Intl.NumberFormat(undefined, {
           style: 'currency',
           currency: 'USD',
           maximumFractionDigits: 4,
         }).format(v),
-      0.0225,
-    ),
-    'GPT-4o, 3,000 x $2.50 + 1,500 x $10 per million',
+      n,
+    );
+  assert.deepEqual(
+    want.rows.map((r: any) => r.cost),
+    [0.03, 0.0225],
   );
+  const costs = await table
+    .locator('tbody tr')
+    .evaluateAll((trs) => trs.map((tr) => tr.lastElementChild?.textContent));
+  assert.deepEqual(costs, [await usd(0.03), await usd(0.0225)]);
 
   const [download] = await Promise.all([
     page.waitForEvent('download'),
