@@ -75,7 +75,7 @@ test('an admin creates a tenant and a user, stores a key, creates a registration
 
   await page.getByRole('button', { name: `Manage W4 ${slug}` }).click();
   await page.getByLabel('Maximum users').fill('25');
-  await page.getByLabel('Daily token limit').fill('1,000,000');
+  await page.getByLabel('Daily token limit (tokens)').fill('1,000,000');
   await page.getByRole('button', { name: 'Save quotas' }).click();
   await status(page, `Quotas of W4 ${slug} saved`);
   const detail = (await api(app.url, 'GET', `/api/tenants/${tenant.id}`, { auth: admin })).body.tenant;
@@ -129,7 +129,7 @@ test('an admin creates a tenant and a user, stores a key, creates a registration
   assert.equal(created?.role, 'user');
   assert.equal(created?.must_change_password, true);
   await page.getByRole('button', { name: `Quota of ${username}` }).click();
-  await page.getByLabel('Daily tokens (millions)').fill('3');
+  await page.getByLabel('Daily token limit (millions of tokens)').fill('3');
   await page.getByRole('button', { name: 'Save quota' }).click();
   await status(page, `Quota of ${username} saved`);
   const withQuota = (await api(app.url, 'GET', '/api/admin/users', { auth: admin })).body.users.find(
