@@ -28,6 +28,8 @@ export const isAdministrator = (v: Viewer) =>
 
 /** Creating, editing and deleting users and setting their quotas (reading needs view_users only). */
 export const mayManageUsers = isAdministrator;
+/** GET /api/admin/users: view_users (managers), which administrators hold through admin_access. */
+export const mayViewUsers = (v: Viewer) => isAdministrator(v) || hasPermission(v, 'view_users');
 export const mayExportAudit = (v: Viewer) => hasPermission(v, 'export_audit_logs');
 
 export interface ManageSection {
@@ -43,7 +45,7 @@ export const MANAGE_SECTIONS: readonly ManageSection[] = [
     path: '/manage/users',
     title: 'Users',
     what: 'Users of your scope with their quotas; administrators create, edit and delete them.',
-    may: (v) => isAdministrator(v) || hasPermission(v, 'view_users'),
+    may: mayViewUsers,
   },
   {
     path: '/manage/tenants',
