@@ -135,17 +135,22 @@ export function MachineUsers({ machine, onClose }: { machine: Machine; onClose: 
             {
               key: 'actions',
               header: 'Actions',
-              render: (u) => (
-                <ConfirmButton
-                  label={`Unassign ${u.username}`}
-                  question={`Unassign ${u.username}? Their sessions on this machine end.`}
-                  onConfirm={() =>
-                    act(() => api.del(`${base}/assign/${u.user_id}`), `${u.username} unassigned from ${name}`)
-                  }
-                >
-                  Unassign
-                </ConfirmButton>
-              ),
+              // Only a system administrator removes a machine administrator (the API refuses others).
+              render: (u) =>
+                (system || u.permission !== 'admin') && (
+                  <ConfirmButton
+                    label={`Unassign ${u.username}`}
+                    question={`Unassign ${u.username}? Their sessions on this machine end.`}
+                    onConfirm={() =>
+                      act(
+                        () => api.del(`${base}/assign/${u.user_id}`),
+                        `${u.username} unassigned from ${name}`,
+                      )
+                    }
+                  >
+                    Unassign
+                  </ConfirmButton>
+                ),
             },
           ]}
         />
