@@ -51,7 +51,14 @@ test('a tenant admin creates a user, sets the quota and assigns the machine thro
   assert.equal((await assign(e.app.url, e.admin, machine.machineId, e.tenantAdmin.id, 'admin')).status, 200);
   const { page, errors } = await signedInPage(e, e.tenantAdmin, '/manage');
   await page.getByRole('heading', { name: 'Administration', level: 1 }).waitFor();
-  assert.deepEqual(await tabsOf(page), ['Users', 'Machines', 'Filter rules', 'Audit log', 'Compliance']);
+  assert.deepEqual(await tabsOf(page), [
+    'Users',
+    'Machines',
+    'Provider keys',
+    'Filter rules',
+    'Audit log',
+    'Compliance',
+  ]);
   await shots(page, 'tenant-admin-overview');
 
   // Create: no tenant picker, the user lands in the tenant admin's tenant.
@@ -113,6 +120,21 @@ test('a tenant admin creates a user, sets the quota and assigns the machine thro
     (await machineUsers()).find((u) => u.user_id === created.id),
     undefined,
   );
+
+  // Stored keys of its own tenant: no tenant picker; the API lists the key in the tenant.
+  await openTab(page, 'Provider keys');
+  assert.equal(await page.getByLabel('Tenant', { exact: true }).count(), 0);
+  const keyName = uniqueName('key');
+  await page.getByLabel('Key name').fill(keyName);
+  await page.getByLabel('API key').fill('sk-delegated-0123456789abcdef');
+  await page.getByRole('button', { name: 'Store key' }).click();
+  await status(page, `Key ${keyName} stored`);
+  const stored = await api(e.app.url, 'GET', '/api/api-keys', { auth: e.tenantAdmin.session });
+  assert.equal(
+    stored.body.keys.find((k: { key_name: string }) => k.key_name === keyName)?.tenant_id,
+    e.tenant,
+  );
+  await shots(page, 'tenant-admin-keys');
 
   // Pages for system administrators are not offered and say why when typed in.
   await refused(page, '/manage/tenants');

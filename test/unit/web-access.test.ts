@@ -33,17 +33,18 @@ test('a system administrator is offered every administration page', () => {
     ]);
 });
 
-test("a tenant admin: its tenant's users, filters, audit and compliance; machines only as a machine admin", () => {
-  assert.deepEqual(sections(as('tenant_admin')), ['users', 'filters', 'audit', 'compliance']);
+test("a tenant admin: its tenant's users, keys, filters, audit and compliance; machines only as a machine admin", () => {
+  assert.deepEqual(sections(as('tenant_admin')), ['users', 'keys', 'filters', 'audit', 'compliance']);
   assert.deepEqual(sections(as('tenant_admin', true)), [
     'users',
     'machines',
+    'keys',
     'filters',
     'audit',
     'compliance',
   ]);
   assert.equal(mayManageUsers(as('tenant_admin')), true);
-  for (const p of ['/manage/tenants', '/manage/keys', '/manage/sso', '/manage/security'])
+  for (const p of ['/manage/tenants', '/manage/sso', '/manage/security'])
     assert.equal(mayOpen(as('tenant_admin'), p), false, p);
 });
 

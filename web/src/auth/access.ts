@@ -4,7 +4,7 @@
 // call, so this decides what is shown, never what is allowed.
 //   - system administrators (platform_admin, legacy admin): everything;
 //   - administrators (also tenant_admin or holders of admin_access): their tenant's users, quotas,
-//     filter rules, audit log and compliance;
+//     stored provider keys, filter rules, audit log and compliance;
 //   - holders of view_users / view_audit_logs (managers): the users list read-only, the audit log;
 //   - machine administrators (an `admin` assignment on a machine): those machines and their users.
 
@@ -62,8 +62,8 @@ export const MANAGE_SECTIONS: readonly ManageSection[] = [
   {
     path: '/manage/keys',
     title: 'Provider keys',
-    what: 'Stored model provider keys: add (write-only), deactivate, delete.',
-    may: isSystemAdmin,
+    what: "Stored model provider keys (a tenant admin: its tenant's): add (write-only), deactivate, delete.",
+    may: isAdministrator,
   },
   {
     path: '/manage/sso',
