@@ -39,10 +39,33 @@ const usePicksTenant = () => {
 };
 type Panel = { kind: 'edit' | 'password' | 'quota'; user: User } | null;
 
-function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
+/** The role a viewer may grant, and the tenant for system administrators only (`none`: the empty choice). */
+function RoleAndTenant(props: {
+  role: string;
+  onRole: (v: string) => void;
+  tenant: string;
+  onTenant: (v: string) => void;
+  none: string;
+}) {
   const tenants = useTenants();
   const roleOptions = useRoleOptions();
   const picksTenant = usePicksTenant();
+  return (
+    <>
+      <SelectField label="Role" value={props.role} onValue={props.onRole} options={roleOptions} />
+      {picksTenant && (
+        <SelectField
+          label="Tenant"
+          value={props.tenant}
+          onValue={props.onTenant}
+          options={tenantOptions(tenants.data, props.none)}
+        />
+      )}
+    </>
+  );
+}
+
+function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
   const [username, setUsername] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -78,15 +101,13 @@ function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
           required
           autoComplete="new-password"
         />
-        <SelectField label="Role" value={role} onValue={setRole} options={roleOptions} />
-        {picksTenant && (
-          <SelectField
-            label="Tenant"
-            value={tenant}
-            onValue={setTenant}
-            options={tenantOptions(tenants.data, 'Default tenant')}
-          />
-        )}
+        <RoleAndTenant
+          role={role}
+          onRole={setRole}
+          tenant={tenant}
+          onTenant={setTenant}
+          none="Default tenant"
+        />
       </div>
       <CheckField
         label="Must change the password at first login"
@@ -102,9 +123,6 @@ function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
 
 function EditUser({ user, onDone }: { user: User; onDone: (msg: string | null) => void }) {
   const heading = useFocusOnOpen<HTMLHeadingElement>();
-  const tenants = useTenants();
-  const roleOptions = useRoleOptions();
-  const picksTenant = usePicksTenant();
   const [role, setRole] = useState(user.role);
   const [tenant, setTenant] = useState(user.tenant_id == null ? '' : String(user.tenant_id));
   const [active, setActive] = useState(user.is_active);
@@ -126,15 +144,7 @@ function EditUser({ user, onDone }: { user: User; onDone: (msg: string | null) =
       <ErrorBox error={error} />
       <div class="form-grid">
         <Field label="Email" type="email" value={email} onValue={setEmail} />
-        <SelectField label="Role" value={role} onValue={setRole} options={roleOptions} />
-        {picksTenant && (
-          <SelectField
-            label="Tenant"
-            value={tenant}
-            onValue={setTenant}
-            options={tenantOptions(tenants.data, 'No tenant')}
-          />
-        )}
+        <RoleAndTenant role={role} onRole={setRole} tenant={tenant} onTenant={setTenant} none="No tenant" />
       </div>
       <CheckField label="Active (may log in)" checked={active} onChecked={setActive} />
       <div class="form-actions">
