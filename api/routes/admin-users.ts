@@ -1,5 +1,7 @@
-// Administration: /api/admin/users* (document 2, "Administration"). Administrators only; a tenant
-// admin manages only users of its own tenant and never a system administrator. Every change is audited.
+// Administration: /api/admin/users* (document 2, "Administration"). Changes are for administrators
+// only; a tenant admin manages only users of its own tenant and never a system administrator. Every
+// change is audited. The list is also open to holders of `view_users` (managers: the spec's manager
+// permission set), read-only and inside their own tenant like every non-system-admin read.
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { authSessionsRepository } from '../../db/repositories/auth-sessions.ts';
@@ -18,7 +20,7 @@ import { securitySettings } from '../access-caches.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { iso } from '../json-dates.ts';
-import { authenticate, requireAdmin } from '../middleware/auth.ts';
+import { authenticate, requireAdmin, requirePermission } from '../middleware/auth.ts';
 import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 
@@ -90,7 +92,7 @@ const success = z.object({ success: z.literal(true) });
 const tags = ['admin-users'];
 const listUsers = endpoint({
   tags,
-  summary: "Users the caller administers (a tenant admin: its own tenant's)",
+  summary: "Users the caller may see (needs view_users; a tenant admin or manager: its own tenant's)",
   responses: { 200: z.object({ users: z.array(userSchema) }) },
 });
 const createUser = endpoint({
@@ -143,8 +145,14 @@ export const userView = (u: UserRow) => ({
 
 export function adminUsersRouter(deps: AppDeps): Router {
   const r = Router();
-  r.use(authenticate(deps), requireAdmin);
   const users = () => usersRepository(deps.database);
+  r.use(authenticate(deps));
+  // Before the administrator guard below: reading the list needs `view_users` only.
+  r.get('/', listUsers, requirePermission('view_users'), async (req, res) => {
+    const rows = await users().list(readScope(req.auth.user));
+    res.json({ users: rows.map(userView) });
+  });
+  r.use(requireAdmin);
   const tenants = () => tenantsRepository(deps.database);
 
   const policyCheck = async (name: string, password: string) => {
@@ -188,11 +196,6 @@ export function adminUsersRouter(deps: AppDeps): Router {
     if (!(await tenants().findById(given))) throw new BadRequestError('Tenant not found');
     return given;
   };
-
-  r.get('/', listUsers, async (req, res) => {
-    const rows = await users().list(readScope(req.auth.user));
-    res.json({ users: rows.map(userView) });
-  });
 
   r.post('/', createUser, async (req, res) => {
     const body = createUser.body(req);

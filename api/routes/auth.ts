@@ -61,7 +61,8 @@ const checkEndpoint = endpoint({
     200: z.object({
       authenticated: z.boolean(),
       user: z.union([
-        loginUser.extend({ is_admin: z.boolean() }),
+        // permissions: what the web app offers (its navigation); the API still checks every call.
+        loginUser.extend({ is_admin: z.boolean(), permissions: z.array(z.string()) }),
         z.object({}).strict().describe('Empty when not authenticated'),
       ]),
     }),
@@ -153,6 +154,7 @@ export function authRouter(deps: AppDeps): Router {
         tenant_id: u.tenantId,
         is_admin: u.isAdmin,
         must_change_password: s.mustChangePassword,
+        permissions: [...s.auth.permissions].sort(),
       },
     });
   });

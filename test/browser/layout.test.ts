@@ -71,8 +71,8 @@ function concrete(pattern: string): string {
     .join('/');
 }
 
-const userPaths = routes.filter((r) => !r.admin && !r.path.startsWith('/manage')).map((r) => r.path);
-const managePaths = routes.filter((r) => r.admin || r.path.startsWith('/manage')).map((r) => r.path);
+const userPaths = routes.filter((r) => !r.path.startsWith('/manage')).map((r) => r.path);
+const managePaths = routes.filter((r) => r.path.startsWith('/manage')).map((r) => r.path);
 
 /** Waits until the page has its heading and no loading indicator left. */
 async function settled(page: Page) {

@@ -219,8 +219,8 @@ test('voluntary password change from the header: policy shown, errors in words, 
   );
 });
 
-test('a non system administrator visiting /manage/* is sent to / with a message; no manage nav', async () => {
-  for (const role of ['tenant_admin', 'user']) {
+test('a plain or readonly user gets no Administration in the nav, and /manage/* says it is not for them', async () => {
+  for (const role of ['readonly', 'user']) {
     const u = await createUser(app, admin, { role, tenant_id: tenant });
     const { page } = await newPage();
     await page.goto('/login');
@@ -228,14 +228,17 @@ test('a non system administrator visiting /manage/* is sent to / with a message;
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
     const links = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
     assert.ok(!links.includes('Administration'), `${role}: ${links.join(', ')}`);
+    // Messages need view_messages, which a readonly user does not hold (the API answers 403).
+    assert.equal(links.includes('Messages'), role === 'user', `${role}: ${links.join(', ')}`);
 
     await page.goto('/manage/users');
-    await page.getByRole('alert').getByText('Administration is for system administrators').waitFor();
-    assert.equal(new URL(page.url()).pathname, '/');
-    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByRole('heading', { name: 'Not available to you', level: 1 }).waitFor();
+    await page.getByRole('alert').getByText('Your role does not give access to this page').waitFor();
+    assert.equal(new URL(page.url()).pathname, '/manage/users');
     await screenshot(page, 'login', `manage-refused-${role}`);
-    // The API refuses them as well (registering an identity provider is for system administrators).
+    // The API refuses them as well.
     const s = await login(app.url, u.username, u.password);
+    assert.equal((await api(app.url, 'GET', '/api/admin/users', { auth: s })).status, 403);
     assert.equal((await api(app.url, 'POST', '/api/sso/providers', { auth: s, body: {} })).status, 403);
   }
 });

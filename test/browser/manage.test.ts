@@ -2,8 +2,8 @@
 // creates a tenant (quota, suspend, activate), a user in it, stores a provider key (the plain key is
 // never in the page after saving), creates a machine registration token and copies the install
 // one-liner, filters the audit log (figures equal the API's) and follows the export link; filter
-// rules, security settings, SSO and compliance pages work; a non-admin is sent away from
-// /manage/users with the message and the API refuses the same calls. Screenshots of every page.
+// rules, security settings, SSO and compliance pages work; a tenant admin typing a system page in
+// reads why it is refused and the API refuses the same calls. Screenshots of every page.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -75,7 +75,7 @@ test('an admin creates a tenant and a user, stores a key, creates a registration
 
   await page.getByRole('button', { name: `Manage W4 ${slug}` }).click();
   await page.getByLabel('Maximum users').fill('25');
-  await page.getByLabel('Daily token limit').fill('1,000,000');
+  await page.getByLabel('Daily token limit (tokens)').fill('1,000,000');
   await page.getByRole('button', { name: 'Save quotas' }).click();
   await status(page, `Quotas of W4 ${slug} saved`);
   const detail = (await api(app.url, 'GET', `/api/tenants/${tenant.id}`, { auth: admin })).body.tenant;
@@ -129,7 +129,7 @@ test('an admin creates a tenant and a user, stores a key, creates a registration
   assert.equal(created?.role, 'user');
   assert.equal(created?.must_change_password, true);
   await page.getByRole('button', { name: `Quota of ${username}` }).click();
-  await page.getByLabel('Daily tokens (millions)').fill('3');
+  await page.getByLabel('Daily token limit (millions of tokens)').fill('3');
   await page.getByRole('button', { name: 'Save quota' }).click();
   await status(page, `Quota of ${username} saved`);
   const withQuota = (await api(app.url, 'GET', '/api/admin/users', { auth: admin })).body.users.find(
@@ -392,16 +392,21 @@ test('filter rules, security settings, single sign-on and compliance pages', asy
   await page.context().close();
 });
 
-test('a non system administrator is sent away from /manage/users, and the API refuses the same calls', async () => {
+test('a page a tenant admin may not open is not offered and says so in words; the API refuses the same calls', async () => {
   const tenant = await createTenant(app, admin);
   const u = await createUser(app, admin, { role: 'tenant_admin', tenant_id: tenant });
   const ctx = await newContext(browser, app.url);
   const page = await ctx.newPage();
+  const errors = watchErrors(page);
   await signIn(page, u.username, u.password);
-  await page.goto('/manage/users');
-  await page.getByRole('alert').getByText('Administration is for system administrators').waitFor();
-  assert.equal(new URL(page.url()).pathname, '/');
+  await page.goto('/manage/tenants');
+  await page.getByRole('heading', { name: 'Not available to you', level: 1 }).waitFor();
+  await page.getByRole('alert').getByText('Your role does not give access to this page').waitFor();
+  assert.equal(new URL(page.url()).pathname, '/manage/tenants', 'the address stays: the user sees why');
+  const tabs = page.getByRole('navigation', { name: 'Administration' });
+  assert.equal(await tabs.count(), 0, 'no administration tabs on a refused page');
   await screenshot(page, 'manage', 'refused-tenant-admin');
+  assert.deepEqual(errors, []);
   const s = await login(app.url, u.username, u.password);
   for (const [method, path] of [
     ['GET', '/api/tenants'],

@@ -247,3 +247,28 @@ test('a tenant at max_users refuses new users', async () => {
   });
   assert.deepEqual([r.status, r.body], [400, { error: 'Tenant user limit reached (1)' }]);
 });
+
+test('a manager (view_users) reads the list of its own tenant, read-only; a plain user is refused', async () => {
+  const m = await createUser(app, admin, { role: 'manager', tenant_id: A });
+  const inA = await createUser(app, admin, { role: 'user', tenant_id: A });
+  const inB = await createUser(app, admin, { role: 'user', tenant_id: B });
+  const manager = await login(app.url, m.username, m.password);
+  const list = await api(app.url, 'GET', '/api/admin/users', { auth: manager });
+  assert.equal(list.status, 200, JSON.stringify(list.body));
+  const ids = list.body.users.map((u: any) => u.id);
+  assert.ok(ids.includes(inA.id) && ids.includes(m.id));
+  assert.ok(!ids.includes(inB.id), 'another tenant stays out of reach');
+  assert.ok(list.body.users.every((u: any) => u.tenant_id === A));
+  // Reading is all: every change still needs an administrator.
+  for (const [method, path, body] of [
+    ['POST', '/api/admin/users', { username: uniqueName('mgr'), password: PASSWORD }],
+    ['PUT', `/api/admin/users/${inA.id}`, { is_active: false }],
+    ['PUT', `/api/admin/users/${inA.id}/quota`, { daily_token_quota: 1 }],
+    ['DELETE', `/api/admin/users/${inA.id}`, undefined],
+  ] as const) {
+    const r = await api(app.url, method, path, { auth: manager, body });
+    assert.equal(r.status, 403, `${method} ${path}: ${JSON.stringify(r.body)}`);
+  }
+  const plain = await login(app.url, inA.username, inA.password);
+  assert.equal((await api(app.url, 'GET', '/api/admin/users', { auth: plain })).status, 403);
+});

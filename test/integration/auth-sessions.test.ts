@@ -165,6 +165,19 @@ describe('check, profile, me', () => {
     for (const k of ['id', 'username', 'email', 'role']) assert.ok(k in c.body.user, `user.${k}`);
   });
 
+  test("check carries the caller's effective permissions (the web app offers pages from them)", async () => {
+    const m = await createUser(app, admin, { role: 'manager' });
+    const c = await api(app.url, 'GET', '/api/auth/check', {
+      auth: await login(app.url, m.username, m.password),
+    });
+    const me = await api(app.url, 'GET', '/api/auth/me', {
+      auth: await login(app.url, m.username, m.password),
+    });
+    assert.ok(c.body.user.permissions.includes('view_users'), JSON.stringify(c.body.user));
+    assert.ok(!c.body.user.permissions.includes('edit_user'));
+    assert.deepEqual(c.body.user.permissions, me.body.permissions);
+  });
+
   test('profile has the spec fields', async () => {
     const r = await api(app.url, 'GET', '/api/auth/profile', { auth: admin });
     assert.deepEqual(Object.keys(r.body).sort(), [

@@ -180,7 +180,7 @@ const ROWS: Row[] = [
   {
     method: 'GET',
     path: '/api/admin/users',
-    rule: { kind: 'admin' },
+    rule: { kind: 'permission', p: 'view_users' },
     ok: 200,
     request: () => ({ path: '/api/admin/users' }),
   },

@@ -11,6 +11,7 @@ import {
   formatNumber,
   formatPercent,
   formatTime,
+  formatTokenLimit,
 } from '../../web/src/ui/format.ts';
 
 test('numbers get thousands separators in the given locale; missing values are a dash', () => {
@@ -24,6 +25,14 @@ test('numbers get thousands separators in the given locale; missing values are a
   assert.equal(formatPercent(0.256, { locale: 'en-US' }), '25.6%');
   assert.equal(formatPercent(1, { locale: 'en-US' }), '100%');
   assert.equal(formatPercent(null), '—');
+});
+
+test('token limits read the same for users (stored in millions) and tenants (stored in tokens)', () => {
+  assert.equal(formatTokenLimit(3, { locale: 'en-US', inMillions: true }), '3,000,000 tokens');
+  assert.equal(formatTokenLimit(3_000_000, { locale: 'en-US' }), '3,000,000 tokens');
+  assert.equal(formatTokenLimit(1500, { locale: 'en-US' }), '1,500 tokens');
+  assert.equal(formatTokenLimit(0, { locale: 'en-US', inMillions: true }), '0 tokens');
+  assert.equal(formatTokenLimit(null), 'no limit');
 });
 
 test('times are shown in the requested (viewer) zone; bad input is a dash', () => {

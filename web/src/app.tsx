@@ -1,21 +1,20 @@
 // The shell: skip link, header (user, change password, logout), left nav from the route registry
-// filtered by role (the "Alerts" entry carries the live unread badge: shell/unread-alerts-badge.tsx),
-// and the main area where the router renders lazy pages. Public pages (/login) and the forced password
-// change render without the shell. /manage/* is guarded: non system administrators go to / with a
-// visible message (the API refuses them anyway).
+// filtered by what the signed-in user may open (auth/access.ts; the "Alerts" entry carries the live
+// unread badge: shell/unread-alerts-badge.tsx), and the main area where the router renders lazy pages.
+// Public pages (/login) and the forced password change render without the shell. A page the user may
+// not open (typed in or bookmarked) says so in words instead of loading (the API refuses it anyway).
 
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo } from 'preact/hooks';
 import { ErrorBoundary, LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { loginPathFor } from './api/client.ts';
+import { mayOpen, REFUSED_MESSAGE } from './auth/access.ts';
 import { ChangePasswordPage } from './auth/change-password-page.tsx';
 import { LoginPage } from './auth/login-page.tsx';
 import { AuthProvider, useAuth } from './auth/session.tsx';
 import { CHUNK_RELOAD_KEY, routeFor, shouldReloadForChunk } from './route-match.ts';
-import { isAdminPath, navFor, routes } from './routes.ts';
+import { navFor, routes } from './routes.ts';
 import { UnreadAlertsBadge, UnreadAlertsProvider } from './shell/unread-alerts-badge.tsx';
 import { Button, Loading } from './ui/index.ts';
-
-export const ADMIN_ONLY_MESSAGE = 'Administration is for system administrators';
 
 function NotFound() {
   return (
@@ -23,6 +22,18 @@ function NotFound() {
       <h1>Page not found</h1>
       <p>
         There is no page at this address. <a href="/">Go to the dashboard</a>.
+      </p>
+    </section>
+  );
+}
+
+function Refused() {
+  return (
+    <section>
+      <h1>Not available to you</h1>
+      <p role="alert">{REFUSED_MESSAGE}</p>
+      <p>
+        <a href="/">Go to the dashboard</a>.
       </p>
     </section>
   );
@@ -42,42 +53,27 @@ const loadOrReload = (load: () => Promise<{ default: any }>) => () =>
 const lazyRoutes = routes.map((r) => ({ ...r, component: lazy(loadOrReload(r.load)) }));
 
 function Shell() {
-  const { user, logout } = useAuth();
+  const { user, viewer, logout } = useAuth();
   const { path, url, route } = useLocation();
-  const [flash, setFlash] = useState<string | null>(null);
-  const isAdmin = !!user?.is_admin;
-  const nav = useMemo(() => navFor(isAdmin, user?.role), [isAdmin, user?.role]);
+  const nav = useMemo(() => (viewer ? navFor(viewer) : []), [viewer]);
+  const refused = !!viewer && !mayOpen(viewer, path);
 
-  const guarded = !!user && isAdminPath(path) && !isAdmin;
   const redirect =
     user === null
       ? loginPathFor(url)
       : user?.must_change_password
         ? `/change-password?next=${encodeURIComponent(url)}`
-        : guarded
-          ? '/'
-          : null;
+        : null;
   useEffect(() => {
-    if (!redirect) return;
-    if (guarded) setFlash(ADMIN_ONLY_MESSAGE);
-    route(redirect, true);
-  }, [redirect, guarded, route]);
+    if (redirect) route(redirect, true);
+  }, [redirect, route]);
 
   useEffect(() => {
     const r = routeFor(routes, path);
     document.title = r ? `${r.title} · svc` : 'svc';
   }, [path]);
 
-  // Clear the message once the user navigates elsewhere.
-  const [flashPath, setFlashPath] = useState(path);
-  useEffect(() => {
-    if (path !== flashPath) {
-      if (path !== '/') setFlash(null);
-      setFlashPath(path);
-    }
-  }, [path, flashPath]);
-
-  if (user === undefined || user === null || redirect) return <Loading />;
+  if (user === undefined || user === null || !viewer || redirect) return <Loading />;
 
   const onLogout = async () => {
     await logout();
@@ -121,19 +117,18 @@ function Shell() {
           </ul>
         </nav>
         <main id="main" class="app-main" tabIndex={-1}>
-          {flash && (
-            <div class="flash" role="alert">
-              {flash}
-            </div>
+          {refused ? (
+            <Refused />
+          ) : (
+            <ErrorBoundary>
+              <Router>
+                {[
+                  ...lazyRoutes.map((r) => <Route key={r.path} path={r.path} component={r.component} />),
+                  <Route key="404" default component={NotFound} />,
+                ]}
+              </Router>
+            </ErrorBoundary>
           )}
-          <ErrorBoundary>
-            <Router>
-              {[
-                ...lazyRoutes.map((r) => <Route key={r.path} path={r.path} component={r.component} />),
-                <Route key="404" default component={NotFound} />,
-              ]}
-            </Router>
-          </ErrorBoundary>
         </main>
       </div>
     </UnreadAlertsProvider>

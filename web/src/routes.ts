@@ -1,9 +1,10 @@
 // THE route registry. A page is one line here plus its file under pages/<area>/. `nav` puts the route
-// in the left navigation under that area (one entry per area: the first route of it that has `nav`);
-// `admin: true` limits it to system administrators (every /manage/* path is admin-only anyway).
+// in the left navigation under that area (one entry per area: the first route of it that has `nav`).
+// Who may open which page is decided in one place, auth/access.ts (mayOpen): the nav offers only those.
 // Pages are loaded lazily: each is its own chunk. Page modules export the component as `default`;
 // it receives the path parameters (":id") as props.
 import type { ComponentType } from 'preact';
+import { mayOpen, type Viewer } from './auth/access.ts';
 
 export type Area =
   | 'dashboard'
@@ -23,13 +24,7 @@ export interface AppRoute {
   title: string;
   load: () => Promise<{ default: ComponentType<any> }>;
   nav?: Area;
-  admin?: true;
-  /** When set, the nav entry is only for these roles (system administrators always see it). */
-  roles?: readonly string[];
 }
-
-/** Roles whose permissions hold view_analysis (usage report, costs: /api/usage/report, /api/roi). */
-export const REPORT_ROLES: readonly string[] = ['admin', 'platform_admin', 'tenant_admin', 'manager', 'user'];
 
 export const routes: AppRoute[] = [
   { path: '/', title: 'Dashboard', nav: 'dashboard', load: () => import('./pages/dashboard/index.tsx') },
@@ -81,70 +76,55 @@ export const routes: AppRoute[] = [
     path: '/reports/usage',
     title: 'Usage report',
     nav: 'reports',
-    roles: REPORT_ROLES,
     load: () => import('./pages/reports/usage.tsx'),
   },
   {
     path: '/manage',
     title: 'Administration',
     nav: 'manage',
-    admin: true,
     load: () => import('./pages/manage/index.tsx'),
   },
-  { path: '/manage/users', title: 'Users', admin: true, load: () => import('./pages/manage/users.tsx') },
+  { path: '/manage/users', title: 'Users', load: () => import('./pages/manage/users.tsx') },
   {
     path: '/manage/tenants',
     title: 'Tenants',
-    admin: true,
     load: () => import('./pages/manage/tenants.tsx'),
   },
   {
     path: '/manage/machines',
     title: 'Machines',
-    admin: true,
     load: () => import('./pages/manage/machines.tsx'),
   },
   {
     path: '/manage/keys',
     title: 'Provider keys',
-    admin: true,
     load: () => import('./pages/manage/keys.tsx'),
   },
-  { path: '/manage/sso', title: 'Single sign-on', admin: true, load: () => import('./pages/manage/sso.tsx') },
+  { path: '/manage/sso', title: 'Single sign-on', load: () => import('./pages/manage/sso.tsx') },
   {
     path: '/manage/filters',
     title: 'Filter rules',
-    admin: true,
     load: () => import('./pages/manage/filters.tsx'),
   },
   {
     path: '/manage/security',
     title: 'Security settings',
-    admin: true,
     load: () => import('./pages/manage/security.tsx'),
   },
-  { path: '/manage/audit', title: 'Audit log', admin: true, load: () => import('./pages/manage/audit.tsx') },
+  { path: '/manage/audit', title: 'Audit log', load: () => import('./pages/manage/audit.tsx') },
   {
     path: '/manage/compliance',
     title: 'Compliance',
-    admin: true,
     load: () => import('./pages/manage/compliance.tsx'),
   },
 ];
 
-/** Every /manage path is for system administrators, registered or not. */
-export const isAdminPath = (path: string) => path === '/manage' || path.startsWith('/manage/');
-
-/**
- * The nav entries a user sees: one per area, admin areas only for system administrators, role-limited
- * entries only for their roles.
- */
-export function navFor(isAdmin: boolean, role?: string): AppRoute[] {
+/** The nav entries `viewer` sees: one per area, only areas whose first page the viewer may open. */
+export function navFor(viewer: Viewer): AppRoute[] {
   const seen = new Set<Area>();
   return routes.filter((r) => {
     if (!r.nav || seen.has(r.nav)) return false;
-    if ((r.admin || isAdminPath(r.path)) && !isAdmin) return false;
-    if (r.roles && !isAdmin && !r.roles.includes(role ?? '')) return false;
+    if (!mayOpen(viewer, r.path)) return false;
     seen.add(r.nav);
     return true;
   });

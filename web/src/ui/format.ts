@@ -16,6 +16,20 @@ export function formatMoney(n: number | null | undefined, opts: { locale?: strin
   );
 }
 
+/**
+ * THE presentation of a token limit, user and tenant alike: whole tokens with the locale's grouping,
+ * "5,000,000 tokens". User quotas are stored in millions (spec data model) and tenant limits in
+ * tokens; pass `inMillions` for the former so both read the same on one screen. No limit: "no limit".
+ */
+export function formatTokenLimit(
+  n: number | null | undefined,
+  opts: { locale?: string; inMillions?: boolean } = {},
+) {
+  if (n == null || !Number.isFinite(n)) return 'no limit';
+  const tokens = opts.inMillions ? n * 1_000_000 : n;
+  return `${new Intl.NumberFormat(opts.locale, { maximumFractionDigits: 0 }).format(tokens)} tokens`;
+}
+
 /** A ratio 0..1 as a percentage: 0.256 -> "25.6%". */
 export function formatPercent(
   ratio: number | null | undefined,

@@ -3,8 +3,8 @@
 // A plain user's ROI figures are their own, so the line names the tokens it prices rather than
 // borrowing the tenant's total above it. Callers without view_analysis (readonly) get no line.
 import { api } from '../../api/client.ts';
+import { mayViewReports } from '../../auth/access.ts';
 import { useAuth } from '../../auth/session.tsx';
-import { REPORT_ROLES } from '../../routes.ts';
 import { formatMoney, formatNumber, useLoad } from '../../ui/index.ts';
 
 interface Roi {
@@ -14,8 +14,8 @@ interface Roi {
 }
 
 export function RangeCost({ start, end }: { start: string; end: string }) {
-  const { user } = useAuth();
-  if (!user || !(user.is_admin || REPORT_ROLES.includes(user.role))) return null;
+  const { viewer } = useAuth();
+  if (!viewer || !mayViewReports(viewer)) return null;
   return <Cost start={start} end={end} />;
 }
 

@@ -1,8 +1,11 @@
 // /manage/audit: the audit log (GET /api/audit/logs) with filters (user name, action, resource type,
 // severity, date range), pages of 50, and the export (GET /api/audit/logs/export, CSV or JSON) as
-// plain download links carrying the date range (the export takes no other filter).
+// plain download links carrying the date range (the export takes no other filter). Non system
+// administrators see their own tenant's records (the API's scope).
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
+import { mayExportAudit } from '../../auth/access.ts';
+import { useAuth } from '../../auth/session.tsx';
 import { Button, ErrorBox, Field, formatNumber, formatTime, Table } from '../../ui/index.ts';
 import { Loaded } from '../../ui/loaded.tsx';
 import { SelectField } from '../../ui/select-field.tsx';
@@ -26,6 +29,9 @@ interface Page {
 }
 
 export default function AuditPage() {
+  // The export links need export_audit_logs (managers hold it; the API checks it again).
+  const { viewer } = useAuth();
+  const exports = !!viewer && mayExportAudit(viewer);
   const [draft, setDraft] = useState<AuditFilters>(EMPTY_AUDIT_FILTERS);
   const [applied, setApplied] = useState<AuditFilters>(EMPTY_AUDIT_FILTERS);
   const [page, setPage] = useState(0);
@@ -87,13 +93,17 @@ export default function AuditPage() {
           <Button variant="link" onClick={clear}>
             Clear
           </Button>
-          <span class="muted">Export (date range only):</span>
-          <a class="btn" href={auditExportHref(applied, 'csv')} download>
-            Export CSV
-          </a>
-          <a class="btn" href={auditExportHref(applied, 'json')} download>
-            Export JSON
-          </a>
+          {exports && (
+            <>
+              <span class="muted">Export (date range only):</span>
+              <a class="btn" href={auditExportHref(applied, 'csv')} download>
+                Export CSV
+              </a>
+              <a class="btn" href={auditExportHref(applied, 'json')} download>
+                Export JSON
+              </a>
+            </>
+          )}
         </div>
       </form>
       <Loaded of={logs}>

@@ -1,9 +1,13 @@
 // /manage/keys: the stored model provider keys the proxy uses. Listed masked from the vault
 // (GET /api/remote/api-keys, every tenant or one), added per tenant (POST /api/api-keys with
 // tenant_id: the key field is write-only, cleared once sent and never shown again), deactivated /
-// activated (PUT /api/api-keys/<id> {tenant_id, is_active}) and deleted (DELETE, confirmed).
+// activated (PUT /api/api-keys/<id> {tenant_id, is_active}) and deleted (DELETE, confirmed). A tenant
+// admin works on its own tenant's keys only (GET /api/api-keys without tenant_id: the spec's tenant
+// rules), with no tenant picker.
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
+import { isSystemAdmin } from '../../auth/access.ts';
+import { useAuth } from '../../auth/session.tsx';
 import { CheckField } from '../../ui/check-field.tsx';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { Button, ErrorBox, Field, formatTime, Loading, Table } from '../../ui/index.ts';
@@ -18,9 +22,12 @@ import { useResource } from './use-resource.ts';
 
 function AddKey({
   tenantIds,
+  picksTenant,
   onAdded,
 }: {
   tenantIds: ReturnType<typeof useTenants>;
+  /** System administrators choose the tenant; a tenant admin's keys go to its own. */
+  picksTenant: boolean;
   onAdded: (msg: string) => void;
 }) {
   const [tenant, setTenant] = useState('');
@@ -31,14 +38,14 @@ function AddKey({
   const [active, setActive] = useState(true);
   const chosen = tenantIdOf(tenant) ?? tenantIds.data?.[0]?.id ?? null;
   const { busy, error, submit } = useSubmit(async () => {
-    if (chosen == null) {
+    if (picksTenant && chosen == null) {
       throw new Error('Choose a tenant first');
     }
     // The plain key leaves the page's state as soon as it is sent, whatever the answer.
     const plain = secret;
     setSecret('');
     await api.post('/api/api-keys', {
-      tenant_id: chosen,
+      tenant_id: picksTenant ? chosen : undefined,
       provider,
       key_name: name,
       api_key: plain,
@@ -55,12 +62,14 @@ function AddKey({
       <p class="muted">The key is encrypted before it is stored and is never shown again, not even to you.</p>
       <ErrorBox error={error} />
       <div class="form-grid">
-        <SelectField
-          label="Tenant"
-          value={tenant || (chosen != null ? String(chosen) : '')}
-          onValue={setTenant}
-          options={tenantOptions(tenantIds.data)}
-        />
+        {picksTenant && (
+          <SelectField
+            label="Tenant"
+            value={tenant || (chosen != null ? String(chosen) : '')}
+            onValue={setTenant}
+            options={tenantOptions(tenantIds.data)}
+          />
+        )}
         <SelectField
           label="Provider"
           value={provider}
@@ -94,14 +103,18 @@ function AddKey({
 
 export default function KeysPage() {
   const tenants = useTenants();
+  const { viewer } = useAuth();
+  const system = !!viewer && isSystemAdmin(viewer);
   const [filter, setFilter] = useState('');
   const keys = useResource(
     (signal) =>
-      api.get<{ keys: StoredKey[] }>('/api/remote/api-keys', {
-        signal,
-        query: { tenant_id: tenantIdOf(filter) },
-      }),
-    [filter],
+      system
+        ? api.get<{ keys: StoredKey[] }>('/api/remote/api-keys', {
+            signal,
+            query: { tenant_id: tenantIdOf(filter) },
+          })
+        : api.get<{ keys: StoredKey[] }>('/api/api-keys', { signal }),
+    [filter, system],
   );
   const [done, setDone] = useState<string | null>(null);
   const added = (msg: string) => {
@@ -113,17 +126,19 @@ export default function KeysPage() {
   return (
     <ManagePage title="Provider keys">
       <Done message={done} />
-      <AddKey tenantIds={tenants} onAdded={added} />
+      <AddKey tenantIds={tenants} picksTenant={system} onAdded={added} />
       <ErrorBox error={error} />
       <ErrorBox error={keys.error} />
-      <div class="form-grid">
-        <SelectField
-          label="Show keys of"
-          value={filter}
-          onValue={setFilter}
-          options={tenantOptions(tenants.data, 'Every tenant')}
-        />
-      </div>
+      {system && (
+        <div class="form-grid">
+          <SelectField
+            label="Show keys of"
+            value={filter}
+            onValue={setFilter}
+            options={tenantOptions(tenants.data, 'Every tenant')}
+          />
+        </div>
+      )}
       {keys.loading && !keys.data ? (
         <Loading />
       ) : (
@@ -135,7 +150,15 @@ export default function KeysPage() {
           columns={[
             { key: 'key_name', header: 'Name', render: (k) => <span class="cell-wrap">{k.key_name}</span> },
             { key: 'provider', header: 'Provider' },
-            { key: 'tenant', header: 'Tenant', render: (k) => tenantName(tenants.data, k.tenant_id) },
+            ...(system
+              ? [
+                  {
+                    key: 'tenant',
+                    header: 'Tenant',
+                    render: (k: StoredKey) => tenantName(tenants.data, k.tenant_id),
+                  },
+                ]
+              : []),
             { key: 'masked', header: 'Key', render: (k) => <code>{k.masked_key}</code> },
             {
               key: 'base',

@@ -1,28 +1,21 @@
-// The frame of every /manage page: the heading, the section tabs (one per administration area) and a
-// status line for the last action. Only system administrators get here (app.tsx guards /manage/*).
+// The frame of every /manage page: the heading, the section tabs (only the sections the signed-in
+// user may open: auth/access.ts) and a status line for the last action. The shell (app.tsx) answers
+// a section the user may not open with a message instead of the page.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
+import { manageSectionsFor } from '../../auth/access.ts';
+import { useAuth } from '../../auth/session.tsx';
 import './manage.css';
-
-export const MANAGE_SECTIONS = [
-  { path: '/manage/users', title: 'Users' },
-  { path: '/manage/tenants', title: 'Tenants' },
-  { path: '/manage/machines', title: 'Machines' },
-  { path: '/manage/keys', title: 'Provider keys' },
-  { path: '/manage/sso', title: 'Single sign-on' },
-  { path: '/manage/filters', title: 'Filter rules' },
-  { path: '/manage/security', title: 'Security settings' },
-  { path: '/manage/audit', title: 'Audit log' },
-  { path: '/manage/compliance', title: 'Compliance' },
-] as const;
 
 export function ManageTabs() {
   const { path } = useLocation();
+  const { viewer } = useAuth();
+  const sections = viewer ? manageSectionsFor(viewer) : [];
   return (
     <nav class="manage-tabs" aria-label="Administration">
       <ul>
-        {MANAGE_SECTIONS.map((s) => (
+        {sections.map((s) => (
           <li key={s.path}>
             <a href={s.path} aria-current={path === s.path ? 'page' : undefined}>
               {s.title}

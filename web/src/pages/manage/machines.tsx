@@ -1,9 +1,15 @@
 // /manage/machines: create a registration token for a tenant (POST /api/remote/machines/register)
 // and show it once with the agent install command to copy; the tokens (GET …/registration-tokens,
 // never the token itself) with revoke (DELETE, confirmed); the registered machines
-// (GET /api/remote/machines) with unregister (DELETE, confirmed; ends their sessions).
+// (GET /api/remote/machines) with unregister (DELETE, confirmed; ends their sessions), and each
+// machine's users with assign / unassign (machine-users.tsx). Registration and unregistering are for
+// system administrators; a machine administrator (any role) sees the machines it administers and
+// manages their users.
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
+import { isSystemAdmin } from '../../auth/access.ts';
+import { useAuth } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { Button, ErrorBox, Field, formatTime, Table } from '../../ui/index.ts';
 import { Loaded } from '../../ui/loaded.tsx';
@@ -13,6 +19,7 @@ import { useSubmit } from '../../ui/use-submit.ts';
 import { tenantIdOf } from './form-values.ts';
 import { installCommand, installCommandWindows } from './install-command.ts';
 import { Done, ManagePage, useFocusOnOpen } from './layout.tsx';
+import { MachineUsers } from './machine-users.tsx';
 import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
 import type { Machine, RegistrationToken } from './types.ts';
 import { useResource } from './use-resource.ts';
@@ -74,6 +81,91 @@ function NewToken({ token, tenants, onClose }: { token: Created; tenants: string
 }
 
 export default function MachinesPage() {
+  const { viewer } = useAuth();
+  return viewer && isSystemAdmin(viewer) ? <SystemMachines /> : <AdministeredMachines />;
+}
+
+/** A machine administrator's view: the machines it administers, each with its users. */
+function AdministeredMachines() {
+  const machines = useResource((signal) =>
+    api.get<{ machines: Machine[] }>('/api/remote/machines', { signal }),
+  );
+  const [open, setOpen] = useState<Machine | null>(null);
+  const mine = (machines.data?.machines ?? []).filter((m) => m.current_user_permission === 'admin');
+  return (
+    <ManagePage title="Machines">
+      <p class="muted">
+        The machines you administer. You assign users of the machine's tenant (as users; a system
+        administrator grants machine administration) and unassign them.
+      </p>
+      {open && <MachineUsers key={open.machine_id} machine={open} onClose={() => setOpen(null)} />}
+      <Loaded of={machines}>
+        <MachineTable
+          rows={mine}
+          tenantOf={() => null}
+          actions={(m) => <UsersButton machine={m} onOpen={setOpen} />}
+        />
+      </Loaded>
+    </ManagePage>
+  );
+}
+
+function UsersButton({ machine, onOpen }: { machine: Machine; onOpen: (m: Machine) => void }) {
+  return (
+    <Button
+      aria-label={`Users of ${machine.machine_name ?? machine.machine_id}`}
+      onClick={() => onOpen(machine)}
+    >
+      Users
+    </Button>
+  );
+}
+
+function MachineTable({
+  rows,
+  tenantOf,
+  actions,
+}: {
+  rows: Machine[];
+  /** The tenant's name, or null to leave the column out (everyone else sees one tenant). */
+  tenantOf: (m: Machine) => string | null;
+  actions: (m: Machine) => ComponentChildren;
+}) {
+  const withTenant = rows.some((m) => tenantOf(m) != null);
+  return (
+    <Table
+      caption="Registered machines"
+      rowKey={(m) => m.machine_id}
+      rows={rows}
+      empty="No machine is registered yet."
+      columns={[
+        {
+          key: 'name',
+          header: 'Machine',
+          render: (m) => (
+            <span class="cell-wrap">
+              {m.machine_name ?? m.machine_id}
+              <br />
+              <span class="muted">{m.machine_id}</span>
+            </span>
+          ),
+        },
+        { key: 'host', header: 'Host', render: (m) => `${m.hostname ?? '—'} (${m.os_type ?? '?'})` },
+        {
+          key: 'status',
+          header: 'Status',
+          render: (m) => <span class={`badge ${m.status === 'online' ? 'badge-ok' : ''}`}>{m.status}</span>,
+        },
+        ...(withTenant ? [{ key: 'tenant', header: 'Tenant', render: (m: Machine) => tenantOf(m) }] : []),
+        { key: 'agent', header: 'Agent', render: (m) => m.agent_version ?? '—' },
+        { key: 'seen', header: 'Last heartbeat', render: (m) => formatTime(m.last_heartbeat) },
+        { key: 'actions', header: 'Actions', render: (m) => <div class="row-actions">{actions(m)}</div> },
+      ]}
+    />
+  );
+}
+
+function SystemMachines() {
   const tenants = useTenants();
   const machines = useResource((signal) =>
     api.get<{ machines: Machine[] }>('/api/remote/machines', { signal }),
@@ -81,6 +173,7 @@ export default function MachinesPage() {
   const tokens = useResource((signal) =>
     api.get<{ tokens: RegistrationToken[] }>('/api/remote/machines/registration-tokens', { signal }),
   );
+  const [open, setOpen] = useState<Machine | null>(null);
   const [tenant, setTenant] = useState('');
   const [machineId, setMachineId] = useState('');
   const [created, setCreated] = useState<Created | null>(null);
@@ -124,8 +217,8 @@ export default function MachinesPage() {
       <form class="panel" onSubmit={create} aria-labelledby="reg-h">
         <h2 id="reg-h">Register a machine</h2>
         <p class="muted">
-          A registration token lets one agent register a machine for the tenant. Users are then assigned to
-          the machine through the API (machine administrators act through the API only).
+          A registration token lets one agent register a machine for the tenant. Then assign its users with
+          the machine's Users button below.
         </p>
         <ErrorBox error={error} />
         <div class="form-grid">
@@ -147,54 +240,28 @@ export default function MachinesPage() {
         </Button>
       </form>
 
+      {open && <MachineUsers key={open.machine_id} machine={open} onClose={() => setOpen(null)} />}
       <Loaded of={machines}>
-        <Table
-          caption="Registered machines"
-          rowKey={(m) => m.machine_id}
+        <MachineTable
           rows={machines.data?.machines ?? []}
-          empty="No machine is registered yet."
-          columns={[
-            {
-              key: 'name',
-              header: 'Machine',
-              render: (m) => (
-                <span class="cell-wrap">
-                  {m.machine_name ?? m.machine_id}
-                  <br />
-                  <span class="muted">{m.machine_id}</span>
-                </span>
-              ),
-            },
-            { key: 'host', header: 'Host', render: (m) => `${m.hostname ?? '—'} (${m.os_type ?? '?'})` },
-            {
-              key: 'status',
-              header: 'Status',
-              render: (m) => (
-                <span class={`badge ${m.status === 'online' ? 'badge-ok' : ''}`}>{m.status}</span>
-              ),
-            },
-            { key: 'tenant', header: 'Tenant', render: (m) => tenantName(tenants.data, m.tenant_id) },
-            { key: 'agent', header: 'Agent', render: (m) => m.agent_version ?? '—' },
-            { key: 'seen', header: 'Last heartbeat', render: (m) => formatTime(m.last_heartbeat) },
-            {
-              key: 'actions',
-              header: 'Actions',
-              render: (m) => (
-                <ConfirmButton
-                  label={`Unregister ${m.machine_name ?? m.machine_id}`}
-                  question="Unregister it and end its sessions?"
-                  onConfirm={() =>
-                    act(
-                      () => api.del(`/api/remote/machines/${encodeURIComponent(m.machine_id)}`),
-                      `Machine ${m.machine_id} unregistered`,
-                    )
-                  }
-                >
-                  Unregister
-                </ConfirmButton>
-              ),
-            },
-          ]}
+          tenantOf={(m) => tenantName(tenants.data, m.tenant_id)}
+          actions={(m) => (
+            <>
+              <UsersButton machine={m} onOpen={setOpen} />
+              <ConfirmButton
+                label={`Unregister ${m.machine_name ?? m.machine_id}`}
+                question="Unregister it and end its sessions?"
+                onConfirm={() =>
+                  act(
+                    () => api.del(`/api/remote/machines/${encodeURIComponent(m.machine_id)}`),
+                    `Machine ${m.machine_id} unregistered`,
+                  )
+                }
+              >
+                Unregister
+              </ConfirmButton>
+            </>
+          )}
         />
       </Loaded>
 

@@ -1,12 +1,18 @@
-// The tenants for the tenant pickers of the /manage pages (GET /api/tenants, system administrators),
-// and a name for a tenant id in tables.
+// The tenants for the tenant pickers of the /manage pages (GET /api/tenants, system administrators;
+// anyone else acts in their own tenant, gets no picker and asks nothing), and a name for a tenant id.
 import { api } from '../../api/client.ts';
+import { isSystemAdmin } from '../../auth/access.ts';
+import { useAuth } from '../../auth/session.tsx';
 import type { Tenant } from './types.ts';
 import { useResource } from './use-resource.ts';
 
 export function useTenants() {
-  return useResource((signal) =>
-    api.get<{ tenants: Tenant[] }>('/api/tenants', { signal }).then((r) => r.tenants),
+  const { viewer } = useAuth();
+  const system = !!viewer && isSystemAdmin(viewer);
+  return useResource(
+    async (signal): Promise<Tenant[]> =>
+      system ? (await api.get<{ tenants: Tenant[] }>('/api/tenants', { signal })).tenants : [],
+    [system],
   );
 }
 

@@ -5,7 +5,16 @@ import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import { CheckField } from '../../ui/check-field.tsx';
 import { ConfirmButton } from '../../ui/confirm.tsx';
-import { Button, ErrorBox, Field, formatNumber, formatTime, Loading, Table } from '../../ui/index.ts';
+import {
+  Button,
+  ErrorBox,
+  Field,
+  formatNumber,
+  formatTime,
+  formatTokenLimit,
+  Loading,
+  Table,
+} from '../../ui/index.ts';
 import { Loaded } from '../../ui/loaded.tsx';
 import { SelectField } from '../../ui/select-field.tsx';
 import { useAction } from '../../ui/use-action.ts';
@@ -64,14 +73,17 @@ function CreateTenant({ onCreated }: { onCreated: (msg: string) => void }) {
   );
 }
 
+// Labels name the unit typed; the "Now" hints show token limits as everywhere (formatTokenLimit).
 const QUOTA_FIELDS = [
-  ['daily_token_limit', 'Daily token limit'],
-  ['monthly_token_limit', 'Monthly token limit'],
-  ['daily_request_limit', 'Daily request limit'],
-  ['monthly_request_limit', 'Monthly request limit'],
+  ['daily_token_limit', 'Daily token limit (tokens)'],
+  ['monthly_token_limit', 'Monthly token limit (tokens)'],
+  ['daily_request_limit', 'Daily request limit (requests)'],
+  ['monthly_request_limit', 'Monthly request limit (requests)'],
   ['max_users', 'Maximum users'],
   ['max_sessions_per_user', 'Maximum sessions per user'],
 ] as const;
+const nowText = (key: QuotaKey, value: number) =>
+  `Now ${key.endsWith('_token_limit') ? formatTokenLimit(value) : formatNumber(value)}`;
 type QuotaKey = (typeof QUOTA_FIELDS)[number][0];
 
 function TenantQuota({ detail, onSaved }: { detail: TenantDetail; onSaved: (msg: string) => void }) {
@@ -98,7 +110,7 @@ function TenantQuota({ detail, onSaved }: { detail: TenantDetail; onSaved: (msg:
             value={fields[key]}
             onValue={(v) => setFields({ ...fields, [key]: v })}
             error={errors[key]}
-            hint={`Now ${formatNumber(detail.quota[key])}`}
+            hint={nowText(key, detail.quota[key])}
           />
         ))}
       </div>

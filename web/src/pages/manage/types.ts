@@ -64,6 +64,8 @@ export interface Machine {
   tenant_id: number | null;
   last_heartbeat: string | null;
   created_at: string | null;
+  /** Listings for anyone but a system administrator: the caller's assignment. */
+  current_user_permission?: 'user' | 'admin';
 }
 export interface RegistrationToken {
   id: number;

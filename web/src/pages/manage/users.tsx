@@ -1,11 +1,23 @@
 // /manage/users: every user (GET /api/admin/users), create one, and per user: edit role, tenant and
 // active state (PUT /api/admin/users/<id>), reset the password (PUT …/password), set quotas
-// (PUT …/quota; token quotas are in millions, spec rule), delete (DELETE, confirmed).
+// (PUT …/quota; token quotas are in millions, spec rule), delete (DELETE, confirmed). Who sees what
+// (auth/access.ts): administrators change users (a tenant admin those of its tenant, no tenant picker);
+// a manager (view_users) reads the list of its tenant without any control.
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
+import { isSystemAdmin, mayManageUsers, type Viewer } from '../../auth/access.ts';
+import { useAuth } from '../../auth/session.tsx';
 import { CheckField } from '../../ui/check-field.tsx';
 import { ConfirmButton } from '../../ui/confirm.tsx';
-import { Button, ErrorBox, Field, formatNumber, formatTime, Table } from '../../ui/index.ts';
+import {
+  Button,
+  ErrorBox,
+  Field,
+  formatNumber,
+  formatTime,
+  formatTokenLimit,
+  Table,
+} from '../../ui/index.ts';
 import { Loaded } from '../../ui/loaded.tsx';
 import { SelectField } from '../../ui/select-field.tsx';
 import { useAction } from '../../ui/use-action.ts';
@@ -16,11 +28,44 @@ import { tenantName, tenantOptions, useTenants } from './tenant-options.ts';
 import { ROLES, type User } from './types.ts';
 import { useResource } from './use-resource.ts';
 
-const roleOptions = ROLES.map((r) => ({ value: r, label: r }));
+/** The roles the viewer may grant: only a system administrator grants platform_admin (API: canAssignRole). */
+const roleOptionsFor = (v: Viewer | undefined) =>
+  ROLES.filter((r) => r !== 'platform_admin' || (v && isSystemAdmin(v))).map((r) => ({ value: r, label: r }));
+const useRoleOptions = () => roleOptionsFor(useAuth().viewer);
+/** Tenant pickers are for system administrators; anyone else acts in their own tenant. */
+const usePicksTenant = () => {
+  const { viewer } = useAuth();
+  return !!viewer && isSystemAdmin(viewer);
+};
 type Panel = { kind: 'edit' | 'password' | 'quota'; user: User } | null;
 
-function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
+/** The role a viewer may grant, and the tenant for system administrators only (`none`: the empty choice). */
+function RoleAndTenant(props: {
+  role: string;
+  onRole: (v: string) => void;
+  tenant: string;
+  onTenant: (v: string) => void;
+  none: string;
+}) {
   const tenants = useTenants();
+  const roleOptions = useRoleOptions();
+  const picksTenant = usePicksTenant();
+  return (
+    <>
+      <SelectField label="Role" value={props.role} onValue={props.onRole} options={roleOptions} />
+      {picksTenant && (
+        <SelectField
+          label="Tenant"
+          value={props.tenant}
+          onValue={props.onTenant}
+          options={tenantOptions(tenants.data, props.none)}
+        />
+      )}
+    </>
+  );
+}
+
+function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
   const [username, setUsername] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
@@ -56,12 +101,12 @@ function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
           required
           autoComplete="new-password"
         />
-        <SelectField label="Role" value={role} onValue={setRole} options={roleOptions} />
-        <SelectField
-          label="Tenant"
-          value={tenant}
-          onValue={setTenant}
-          options={tenantOptions(tenants.data, 'Default tenant')}
+        <RoleAndTenant
+          role={role}
+          onRole={setRole}
+          tenant={tenant}
+          onTenant={setTenant}
+          none="Default tenant"
         />
       </div>
       <CheckField
@@ -78,7 +123,6 @@ function CreateUser({ onCreated }: { onCreated: (msg: string) => void }) {
 
 function EditUser({ user, onDone }: { user: User; onDone: (msg: string | null) => void }) {
   const heading = useFocusOnOpen<HTMLHeadingElement>();
-  const tenants = useTenants();
   const [role, setRole] = useState(user.role);
   const [tenant, setTenant] = useState(user.tenant_id == null ? '' : String(user.tenant_id));
   const [active, setActive] = useState(user.is_active);
@@ -100,13 +144,7 @@ function EditUser({ user, onDone }: { user: User; onDone: (msg: string | null) =
       <ErrorBox error={error} />
       <div class="form-grid">
         <Field label="Email" type="email" value={email} onValue={setEmail} />
-        <SelectField label="Role" value={role} onValue={setRole} options={roleOptions} />
-        <SelectField
-          label="Tenant"
-          value={tenant}
-          onValue={setTenant}
-          options={tenantOptions(tenants.data, 'No tenant')}
-        />
+        <RoleAndTenant role={role} onRole={setRole} tenant={tenant} onTenant={setTenant} none="No tenant" />
       </div>
       <CheckField label="Active (may log in)" checked={active} onChecked={setActive} />
       <div class="form-actions">
@@ -156,12 +194,18 @@ function ResetPassword({ user, onDone }: { user: User; onDone: (msg: string | nu
   );
 }
 
+// User token quotas are typed in millions (the API's unit); the hint shows the limit as every screen
+// does (formatTokenLimit), so a tenant's and a user's limits read alike.
 const QUOTA_FIELDS = [
-  ['daily_token_quota', 'Daily tokens (millions)'],
-  ['monthly_token_quota', 'Monthly tokens (millions)'],
-  ['daily_request_quota', 'Daily requests'],
-  ['monthly_request_quota', 'Monthly requests'],
+  ['daily_token_quota', 'Daily token limit (millions of tokens)'],
+  ['monthly_token_quota', 'Monthly token limit (millions of tokens)'],
+  ['daily_request_quota', 'Daily request limit (requests)'],
+  ['monthly_request_quota', 'Monthly request limit (requests)'],
 ] as const;
+function quotaNow(key: QuotaKey, value: number | null): string {
+  if (key.endsWith('_token_quota')) return `Now ${formatTokenLimit(value, { inMillions: true })}`;
+  return `Now ${value == null ? 'no limit' : `${formatNumber(value)} requests`}`;
+}
 type QuotaKey = (typeof QUOTA_FIELDS)[number][0];
 
 function UserQuota({ user, onDone }: { user: User; onDone: (msg: string | null) => void }) {
@@ -195,6 +239,7 @@ function UserQuota({ user, onDone }: { user: User; onDone: (msg: string | null) 
             value={fields[key]}
             onValue={(v) => setFields({ ...fields, [key]: v })}
             error={errors[key]}
+            hint={quotaNow(key, user[key])}
             type="text"
           />
         ))}
@@ -214,6 +259,9 @@ function UserQuota({ user, onDone }: { user: User; onDone: (msg: string | null) 
 export default function UsersPage() {
   const users = useResource((signal) => api.get<{ users: User[] }>('/api/admin/users', { signal }));
   const tenants = useTenants();
+  const { viewer } = useAuth();
+  const manages = !!viewer && mayManageUsers(viewer);
+  const picksTenant = usePicksTenant();
   const [panel, setPanel] = useState<Panel>(null);
   const [done, setDone] = useState<string | null>(null);
 
@@ -227,7 +275,30 @@ export default function UsersPage() {
   };
   const { act, error: actionError } = useAction(finish);
   const remove = (u: User) => act(() => api.del(`/api/admin/users/${u.id}`), `User ${u.username} deleted`);
-  const quota = (n: number | null) => (n == null ? '—' : formatNumber(n));
+  const actions = (u: User) => (
+    <div class="row-actions">
+      <Button aria-label={`Edit ${u.username}`} onClick={() => setPanel({ kind: 'edit', user: u })}>
+        Edit
+      </Button>
+      <Button
+        aria-label={`Reset password of ${u.username}`}
+        onClick={() => setPanel({ kind: 'password', user: u })}
+      >
+        Password
+      </Button>
+      <Button aria-label={`Quota of ${u.username}`} onClick={() => setPanel({ kind: 'quota', user: u })}>
+        Quota
+      </Button>
+      <ConfirmButton
+        label={`Delete ${u.username}`}
+        question={`Delete ${u.username}?`}
+        onConfirm={() => remove(u)}
+      >
+        Delete
+      </ConfirmButton>
+    </div>
+  );
+  const limit = (n: number | null) => formatTokenLimit(n, { inMillions: true });
 
   return (
     <ManagePage title="Users">
@@ -236,7 +307,13 @@ export default function UsersPage() {
       {panel?.kind === 'edit' && <EditUser key={panel.user.id} user={panel.user} onDone={finish} />}
       {panel?.kind === 'password' && <ResetPassword key={panel.user.id} user={panel.user} onDone={finish} />}
       {panel?.kind === 'quota' && <UserQuota key={panel.user.id} user={panel.user} onDone={finish} />}
-      <CreateUser onCreated={finish} />
+      {manages ? (
+        <CreateUser onCreated={finish} />
+      ) : (
+        <p class="muted">
+          Read-only: your role shows the users of your tenant and their limits; an administrator changes them.
+        </p>
+      )}
       <Loaded of={users}>
         <Table
           caption={`Users (${formatNumber(users.data?.users.length ?? 0)})`}
@@ -251,7 +328,15 @@ export default function UsersPage() {
             },
             { key: 'email', header: 'Email', render: (u) => <span class="cell-wrap">{u.email ?? '—'}</span> },
             { key: 'role', header: 'Role' },
-            { key: 'tenant', header: 'Tenant', render: (u) => tenantName(tenants.data, u.tenant_id) },
+            ...(picksTenant
+              ? [
+                  {
+                    key: 'tenant',
+                    header: 'Tenant',
+                    render: (u: User) => tenantName(tenants.data, u.tenant_id),
+                  },
+                ]
+              : []),
             {
               key: 'active',
               header: 'State',
@@ -264,43 +349,11 @@ export default function UsersPage() {
             { key: 'last', header: 'Last login', render: (u) => formatTime(u.last_login_at) },
             {
               key: 'quota',
-              header: 'Daily / monthly tokens (M)',
+              header: 'Daily / monthly token limit',
               numeric: true,
-              render: (u) => `${quota(u.daily_token_quota)} / ${quota(u.monthly_token_quota)}`,
+              render: (u) => `${limit(u.daily_token_quota)} / ${limit(u.monthly_token_quota)}`,
             },
-            {
-              key: 'actions',
-              header: 'Actions',
-              render: (u) => (
-                <div class="row-actions">
-                  <Button
-                    aria-label={`Edit ${u.username}`}
-                    onClick={() => setPanel({ kind: 'edit', user: u })}
-                  >
-                    Edit
-                  </Button>
-                  <Button
-                    aria-label={`Reset password of ${u.username}`}
-                    onClick={() => setPanel({ kind: 'password', user: u })}
-                  >
-                    Password
-                  </Button>
-                  <Button
-                    aria-label={`Quota of ${u.username}`}
-                    onClick={() => setPanel({ kind: 'quota', user: u })}
-                  >
-                    Quota
-                  </Button>
-                  <ConfirmButton
-                    label={`Delete ${u.username}`}
-                    question={`Delete ${u.username}?`}
-                    onConfirm={() => remove(u)}
-                  >
-                    Delete
-                  </ConfirmButton>
-                </div>
-              ),
-            },
+            ...(manages ? [{ key: 'actions', header: 'Actions', render: actions }] : []),
           ]}
         />
       </Loaded>
