@@ -39,6 +39,11 @@ export const dailyMessages = pgTable(
      * blocked message is stored flagged, never dropped.
      */
     filterVerdict: str('filter_verdict', 20),
+    /**
+     * Added by 0041_alert_reads: the rules behind `filter_verdict`, as JSON
+     * `[{rule_id, type, action, severity, description}]`, so the message can say why it was flagged.
+     */
+    filterRules: txt('filter_rules'),
   },
   (t) => [
     uniqueIndex('daily_messages_natural_key').on(t.date, t.toolName, t.messageId, t.hostName),

@@ -12,6 +12,7 @@ import { LoginPage } from './auth/login-page.tsx';
 import { AuthProvider, useAuth } from './auth/session.tsx';
 import { CHUNK_RELOAD_KEY, routeFor, shouldReloadForChunk } from './route-match.ts';
 import { isAdminPath, navFor, routes } from './routes.ts';
+import { MenuButton, NAV_ID } from './shell/menu-button.tsx';
 import { UnreadAlertsBadge, UnreadAlertsProvider } from './shell/unread-alerts-badge.tsx';
 import { Button, Loading } from './ui/index.ts';
 
@@ -47,6 +48,11 @@ function Shell() {
   const [flash, setFlash] = useState<string | null>(null);
   const isAdmin = !!user?.is_admin;
   const nav = useMemo(() => navFor(isAdmin), [isAdmin]);
+  // The narrow-screen menu (shell/menu-button.tsx) closes on every navigation.
+  const [navOpen, setNavOpen] = useState(false);
+  useEffect(() => {
+    if (path) setNavOpen(false);
+  }, [path]);
 
   const guarded = !!user && isAdminPath(path) && !isAdmin;
   const redirect =
@@ -91,6 +97,7 @@ function Shell() {
           Skip to content
         </a>
         <header class="app-header">
+          <MenuButton open={navOpen} onToggle={setNavOpen} />
           <a class="brand" href="/">
             svc
           </a>
@@ -105,7 +112,7 @@ function Shell() {
             </Button>
           </div>
         </header>
-        <nav class="app-nav" aria-label="Main">
+        <nav id={NAV_ID} class={navOpen ? 'app-nav open' : 'app-nav'} aria-label="Main">
           <ul>
             {nav.map((r) => {
               const active = r.path === '/' ? path === '/' : path === r.path || path.startsWith(`${r.path}/`);

@@ -12,6 +12,8 @@ CREATE UNIQUE INDEX IF NOT EXISTS "alert_reads_alert_user" ON "alert_reads" ("al
 
 CREATE INDEX IF NOT EXISTS "alert_reads_user" ON "alert_reads" ("user_id");
 
+ALTER TABLE "daily_messages" ADD COLUMN "filter_rules" text;
+
 INSERT INTO alert_reads (alert_id, user_id, read_at)
        SELECT a.id, a.user_id, a.created_at FROM alerts a
        WHERE a.read = TRUE AND a.user_id IS NOT NULL AND EXISTS (SELECT 1 FROM users u WHERE u.id = a.user_id);
