@@ -22,7 +22,7 @@ export function MenuButton({ open, onToggle }: { open: boolean; onToggle: (open:
     <button
       ref={button}
       type="button"
-      class="menu-button"
+      class="btn btn-secondary menu-button"
       aria-controls={NAV_ID}
       aria-expanded={open ? 'true' : 'false'}
       onClick={() => onToggle(!open)}

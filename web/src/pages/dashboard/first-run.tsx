@@ -8,7 +8,7 @@ export function FirstRun() {
   if (!user) return null;
   const steps = firstRunSteps(user);
   return (
-    <section class="first-run panel" aria-labelledby="first-run-h" data-first-run="true">
+    <section class="first-run" aria-labelledby="first-run-h" data-first-run="true">
       <h2 id="first-run-h">No usage recorded yet</h2>
       {steps.length === 0 ? (
         <p>Nothing has been recorded yet. Figures appear here once your team's usage is uploaded.</p>
