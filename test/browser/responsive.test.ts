@@ -196,6 +196,11 @@ test('every main page at 390 and 360 px: no sideways scroll, the menu opens and 
   await page.waitForURL((u) => u.pathname === '/messages');
   assert.equal(await menu.getAttribute('aria-expanded'), 'false');
   assert.equal(await nav.isVisible(), false);
+  // So does a link to the page already shown.
+  await menu.click();
+  await nav.getByRole('link', { name: 'Messages' }).click();
+  assert.equal(await menu.getAttribute('aria-expanded'), 'false');
+  assert.equal(await nav.isVisible(), false);
   assert.deepEqual(problems, []);
   assert.deepEqual(errors, []);
   await page.context().close();

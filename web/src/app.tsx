@@ -118,7 +118,12 @@ function Shell() {
               const active = r.path === '/' ? path === '/' : path === r.path || path.startsWith(`${r.path}/`);
               return (
                 <li key={r.path}>
-                  <a href={r.path} aria-current={active ? 'page' : undefined}>
+                  {/* A link to the page already shown changes no path: the click closes the menu too. */}
+                  <a
+                    href={r.path}
+                    aria-current={active ? 'page' : undefined}
+                    onClick={() => setNavOpen(false)}
+                  >
                     {r.title}
                     {r.nav === 'alerts' && <UnreadAlertsBadge />}
                   </a>
