@@ -267,15 +267,23 @@ test('0041 carries read alerts over: own ones for their user, tenant-wide ones f
     );
     return Number(r!.id);
   };
-  const owner = await user('m41-owner', 'user', 7);
-  const tenantAdmin = await user('m41-tadmin', 'tenant_admin', 7);
-  const otherAdmin = await user('m41-other', 'tenant_admin', 8);
+  const tenant = async (name: string) => {
+    const [r] = await db.sql.query<{ id: unknown }>('INSERT INTO tenants (name) VALUES (?) RETURNING id', [
+      name,
+    ]);
+    return Number(r!.id);
+  };
+  const t1 = await tenant('m41-t1');
+  const t2 = await tenant('m41-t2');
+  const owner = await user('m41-owner', 'user', t1);
+  const tenantAdmin = await user('m41-tadmin', 'tenant_admin', t1);
+  const otherAdmin = await user('m41-other', 'tenant_admin', t2);
   const system = await user('m41-system', 'platform_admin', null);
   const alert = async (id: string, userId: number | null, read: boolean) =>
     db.sql.query(
       `INSERT INTO alerts (alert_id, alert_type, severity, title, user_id, tenant_id, read)
-       VALUES (?, 'security', 'warning', 't', ?, 7, ?)`,
-      [id, userId, read],
+       VALUES (?, 'security', 'warning', 't', ?, ?, ?)`,
+      [id, userId, t1, read],
     );
   await alert('m41-own-read', owner, true);
   await alert('m41-own-unread', owner, false);
@@ -295,4 +303,5 @@ test('0041 carries read alerts over: own ones for their user, tenant-wide ones f
   assert.ok(!rows.some((r) => Number(r.user_id) === otherAdmin), "another tenant's admin gets no mark");
   await db.sql.query(`DELETE FROM alerts WHERE alert_id LIKE 'm41-%'`);
   await db.sql.query(`DELETE FROM users WHERE username LIKE 'm41-%'`);
+  await db.sql.query(`DELETE FROM tenants WHERE name LIKE 'm41-%'`);
 });
