@@ -30,6 +30,7 @@ import tenantAutonomous from './versions/0034_tenant_autonomous.ts';
 import uploadTokens from './versions/0035_upload_tokens.ts';
 import autonomousActivityEvents from './versions/0036_autonomous_activity_events.ts';
 import sessionCliStarted from './versions/0040_session_cli_started.ts';
+import alertReads from './versions/0041_alert_reads.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -62,6 +63,7 @@ export const MIGRATIONS: Migration[] = [
   uploadTokens,
   autonomousActivityEvents,
   sessionCliStarted,
+  alertReads,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -222,12 +222,12 @@ export function contentFilterService(deps: Deps) {
         if (!(await repo.filterEnabled(tenantId))) continue;
         const f = await tenantFilter(tenantId, sql);
         if (f.rules.length === 0) continue;
-        const flags: Array<UploadedMessage & { verdict: FilterVerdict }> = [];
+        const flags: Array<UploadedMessage & { verdict: FilterVerdict; rules: FilterMatch[] }> = [];
         const blockMatches: FilterMatch[] = [];
         for (const m of messages) {
           const { verdict, matches } = checkText(f.rules, m.content!);
           if (verdict === 'clean') continue;
-          flags.push({ ...m, verdict });
+          flags.push({ ...m, verdict, rules: matches });
           if (verdict === 'blocked') blockMatches.push(...matches.filter((x) => x.action === 'block'));
         }
         if (flags.length === 0) continue;

@@ -173,13 +173,21 @@ export interface AlertListFilter {
   offset: number;
 }
 
+/**
+ * `read` of an alert for one viewer: read state is per user (alert_reads, revision 0041), so one
+ * administrator marking a tenant-wide alert read leaves it unread for the others.
+ */
+const READ_BY = 'EXISTS (SELECT 1 FROM alert_reads r WHERE r.alert_id = alerts.id AND r.user_id = ?)';
+const VIEWER_COLUMNS = `id, alert_id, alert_type, severity, title, message, user_id, tenant_id, ${READ_BY} AS read, created_at`;
+
 /** Listing, counting, marking and deleting the alerts a viewer may see (none of them leaks others). */
 export const alertsRepository = (sql: RawSql) => ({
   async list(viewer: AlertViewer, f: AlertListFilter): Promise<{ rows: AlertRow[]; total: number }> {
     const w = visibleWhere(viewer).eq('alert_type', f.type).eq('severity', f.severity);
-    if (f.unreadOnly) w.and('read = ?', false);
+    if (f.unreadOnly) w.and(`NOT ${READ_BY}`, viewer.userId);
     const [rows, count] = await Promise.all([
-      sql.query(`SELECT ${ALERT_COLUMNS} FROM alerts ${w.sql} ORDER BY id DESC LIMIT ? OFFSET ?`, [
+      sql.query(`SELECT ${VIEWER_COLUMNS} FROM alerts ${w.sql} ORDER BY id DESC LIMIT ? OFFSET ?`, [
+        viewer.userId,
         ...w.params,
         f.limit,
         f.offset,
@@ -190,7 +198,7 @@ export const alertsRepository = (sql: RawSql) => ({
   },
 
   async unreadCount(viewer: AlertViewer): Promise<number> {
-    const w = visibleWhere(viewer).and('read = ?', false);
+    const w = visibleWhere(viewer).and(`NOT ${READ_BY}`, viewer.userId);
     const rows = await sql.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM alerts ${w.sql}`, w.params);
     return num(rows[0]?.n);
   },
@@ -198,28 +206,38 @@ export const alertsRepository = (sql: RawSql) => ({
   /** Visible alerts with id > afterId in id order (SSE Last-Event-ID replay). */
   async visibleAfter(viewer: AlertViewer, afterId: number, limit: number): Promise<AlertRow[]> {
     const w = visibleWhere(viewer).and('id > ?', afterId);
-    const rows = await sql.query(`SELECT ${ALERT_COLUMNS} FROM alerts ${w.sql} ORDER BY id LIMIT ?`, [
+    const rows = await sql.query(`SELECT ${VIEWER_COLUMNS} FROM alerts ${w.sql} ORDER BY id LIMIT ?`, [
+      viewer.userId,
       ...w.params,
       limit,
     ]);
     return rows.map(alertRowOf);
   },
 
-  /** Marks one visible alert read; false when it is not visible (or does not exist). */
+  /** Marks one visible alert read for the viewer; false when it is not visible (or does not exist). */
   async markRead(viewer: AlertViewer, alertId: string): Promise<boolean> {
     const w = visibleWhere(viewer).and('alert_id = ?', alertId);
-    const rows = await sql.query(`UPDATE alerts SET read = ? ${w.sql} RETURNING id`, [true, ...w.params]);
-    return rows.length > 0;
+    const [alert] = await sql.query<{ id: unknown }>(`SELECT id FROM alerts ${w.sql}`, w.params);
+    if (alert === undefined) return false;
+    await sql.query(
+      'INSERT INTO alert_reads (alert_id, user_id) VALUES (?, ?) ON CONFLICT (alert_id, user_id) DO NOTHING',
+      [Number(alert.id), viewer.userId],
+    );
+    return true;
   },
 
-  /** Marks every visible unread alert read; returns how many. */
+  /** Marks every visible alert the viewer has not read as read for the viewer; returns how many. */
   async markAllRead(viewer: AlertViewer): Promise<number> {
-    const w = visibleWhere(viewer).and('read = ?', false);
-    const rows = await sql.query(`UPDATE alerts SET read = ? ${w.sql} RETURNING id`, [true, ...w.params]);
+    const w = visibleWhere(viewer).and(`NOT ${READ_BY}`, viewer.userId);
+    const rows = await sql.query(
+      `INSERT INTO alert_reads (alert_id, user_id) SELECT id, ? FROM alerts ${w.sql}
+       ON CONFLICT (alert_id, user_id) DO NOTHING RETURNING alert_id`,
+      [viewer.userId, ...w.params],
+    );
     return rows.length;
   },
 
-  /** Deletes one visible alert; false when it is not visible. */
+  /** Deletes one visible alert (its read marks go with it); false when it is not visible. */
   async remove(viewer: AlertViewer, alertId: string): Promise<boolean> {
     const w = visibleWhere(viewer).and('alert_id = ?', alertId);
     const rows = await sql.query(`DELETE FROM alerts ${w.sql} RETURNING id`, w.params);

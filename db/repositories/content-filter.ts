@@ -6,6 +6,7 @@
 
 import type {
   FilterAction,
+  FilterMatch,
   FilterRule,
   FilterRuleType,
   FilterSeverity,
@@ -143,13 +144,15 @@ export function contentFilterRepository(sql: RawSql) {
         messageId: string;
         hostName: string;
         verdict: string;
+        /** The matched rules, stored as JSON in filter_rules (shown with the message). */
+        rules: readonly FilterMatch[];
       }>,
     ): Promise<void> {
       for (const m of rows) {
         await sql.query(
-          `UPDATE daily_messages SET filter_verdict = ?
+          `UPDATE daily_messages SET filter_verdict = ?, filter_rules = ?
            WHERE date = ? AND tool_name = ? AND message_id = ? AND host_name = ?`,
-          [m.verdict, m.date, m.toolName, m.messageId, m.hostName],
+          [m.verdict, JSON.stringify(m.rules), m.date, m.toolName, m.messageId, m.hostName],
         );
       }
     },

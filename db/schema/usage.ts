@@ -39,6 +39,11 @@ export const dailyMessages = pgTable(
      * blocked message is stored flagged, never dropped.
      */
     filterVerdict: str('filter_verdict', 20),
+    /**
+     * Added by 0041_alert_reads: the rules behind `filter_verdict`, as JSON
+     * `[{rule_id, type, action, severity, description}]`, so the message can say why it was flagged.
+     */
+    filterRules: txt('filter_rules'),
   },
   (t) => [
     uniqueIndex('daily_messages_natural_key').on(t.date, t.toolName, t.messageId, t.hostName),
@@ -287,6 +292,29 @@ export const alerts = pgTable(
     createdAt: createdAt(),
   },
   (t) => [index('alerts_user').on(t.userId)],
+);
+
+/**
+ * Who has read which alert (issue 28 item 5): read state is per user, so one administrator's "mark all
+ * read" leaves another's tenant-wide alerts unread. A row means "read by this user"; `alerts.read`
+ * stays for builds before revision 0041 and is no longer written.
+ */
+export const alertReads = pgTable(
+  'alert_reads',
+  {
+    id: id(),
+    alertId: integer('alert_id')
+      .notNull()
+      .references(() => alerts.id, { onDelete: 'cascade' }),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    readAt: ts('read_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('alert_reads_alert_user').on(t.alertId, t.userId),
+    index('alert_reads_user').on(t.userId),
+  ],
 );
 
 export const notificationPreferences = pgTable('notification_preferences', {

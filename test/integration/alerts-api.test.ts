@@ -3,7 +3,7 @@
 // notification preferences (defaults true/true/warning, min_severity honoured, unknown fields 400),
 // and visibility: own alerts; tenant-wide ones for the admins of that tenant and system admins; a
 // user of tenant A never sees tenant B's alerts; a user without tenant sees no tenant-wide alerts;
-// an alert that is not visible answers 404.
+// an alert that is not visible answers 404. Read state is per user (issue 28 item 5).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -184,13 +184,60 @@ test('read-all and unread-count never touch alerts the caller cannot see', async
   const tag = randomUUID();
   await raise({ alertId: `x-${tag}`, userId: null, tenantId: cast.tenantB });
   await api(app.url, 'POST', '/api/alerts/read-all', { auth: tenantAdmin });
-  const [row] = await app.database.sql.query<{ read: unknown }>(
-    'SELECT read FROM alerts WHERE alert_id = ?',
+  const marks = await app.database.sql.query(
+    'SELECT r.user_id FROM alert_reads r JOIN alerts a ON a.id = r.alert_id WHERE a.alert_id = ?',
     [`x-${tag}`],
   );
-  assert.ok(!row!.read, "tenant B's alert stays unread after tenant A's admin read-all");
-  const before = (await get(otherAdmin, '/api/alerts/unread-count')).body.unread_count;
-  assert.ok(before >= 1);
+  assert.deepEqual(marks, [], "tenant B's alert is not marked read by tenant A's admin read-all");
+  const unread = await get(otherAdmin, '/api/alerts?unread_only=true');
+  assert.ok(ids(unread.body).includes(`x-${tag}`));
+});
+
+// Issue 28 item 5: read state is per user. One administrator's "mark all read" (or "mark read") of
+// tenant-wide alerts leaves them unread, in the list, unread_only and the count, for the others.
+test('read state is per user: one admin marking all read leaves them unread for another', async () => {
+  const second = await createUser(app, cast.admin, { role: 'tenant_admin', tenant_id: cast.tenantA });
+  const admin2 = await login(app.url, second.username, PASSWORD);
+  const tag = randomUUID().slice(0, 8);
+  const wide = [`w1-${tag}`, `w2-${tag}`];
+  for (const alertId of wide)
+    await raise({ alertId, userId: null, tenantId: cast.tenantA, alertType: `r-${tag}` });
+  const state = async (s: Session) => {
+    const list = (await get(s, `/api/alerts?type=r-${tag}`)).body;
+    const unreadOnly = (await get(s, `/api/alerts?type=r-${tag}&unread_only=true`)).body;
+    return {
+      read: Object.fromEntries((list.alerts as any[]).map((a) => [a.alert_id, a.read])),
+      unread: ids(unreadOnly),
+      count: (await get(s, '/api/alerts/unread-count')).body.unread_count as number,
+    };
+  };
+  const before2 = await state(admin2);
+  const beforePlatform = await state(platform);
+  assert.deepEqual(before2.unread, wide.slice().sort());
+
+  const all = await api(app.url, 'POST', '/api/alerts/read-all', { auth: tenantAdmin });
+  assert.equal(all.status, 200);
+  assert.deepEqual(Object.keys(all.body).sort(), ['marked', 'success']);
+  assert.ok(all.body.marked >= 2);
+  const mine = await state(tenantAdmin);
+  assert.deepEqual(mine.read, { [wide[0]!]: true, [wide[1]!]: true });
+  assert.deepEqual(mine.unread, []);
+
+  // The other tenant admin and the system admin still see both unread, counted.
+  assert.deepEqual(await state(admin2), before2);
+  assert.deepEqual((await state(admin2)).read, { [wide[0]!]: false, [wide[1]!]: false });
+  assert.deepEqual(await state(platform), beforePlatform);
+
+  // Marking one read is per user too, and answers the spec's shape.
+  const one = await api(app.url, 'POST', `/api/alerts/${wide[0]}/read`, { auth: admin2 });
+  assert.deepEqual(one.body, { success: true, alert_id: wide[0] });
+  const after2 = await state(admin2);
+  assert.deepEqual(after2.unread, [wide[1]]);
+  assert.equal(after2.count, before2.count - 1);
+  assert.deepEqual((await state(platform)).unread, wide.slice().sort());
+  // Marking it again is not an error and changes nothing.
+  assert.equal((await api(app.url, 'POST', `/api/alerts/${wide[0]}/read`, { auth: admin2 })).status, 200);
+  assert.equal((await state(admin2)).count, after2.count);
 });
 
 test('preferences: defaults, partial update, min_severity honoured, validation', async () => {

@@ -198,6 +198,35 @@ test('uploads: a message matching a block rule is stored flagged (not dropped) a
   assert.equal(alerts.length, 1);
   assert.equal(alerts[0]!.severity, 'critical', 'severity from the high rule');
 
+  // Issue 28 item 5: GET /api/messages carries the verdict and the rules behind it (extra fields; the
+  // spec's stay), and the alert names the blocked message so the alerts page can link to it.
+  const listed = await api(
+    app.url,
+    'GET',
+    `/api/messages?tool=${tool}&start_date=2026-03-05&end_date=2026-03-05`,
+    {
+      auth: cast.admin,
+    },
+  );
+  assert.equal(listed.status, 200);
+  const byContent = new Map((listed.body.messages as any[]).map((m) => [m.content, m]));
+  const blockedRow = byContent.get(`please blk-${word}-7 now`);
+  assert.equal(blockedRow.filter_verdict, 'blocked');
+  assert.ok(blockedRow.filter_rules.length >= 1);
+  assert.ok(blockedRow.filter_rules.some((x: any) => x.action === 'block' && typeof x.rule_id === 'number'));
+  for (const k of ['id', 'message_id', 'date', 'tool_name', 'host_name', 'role', 'content', 'tokens_used'])
+    assert.ok(k in blockedRow, `spec field ${k} kept`);
+  assert.equal(byContent.get(`warn-${word}`).filter_verdict, 'warn');
+  assert.equal(byContent.get('fine').filter_verdict, null);
+  assert.deepEqual(byContent.get('fine').filter_rules, []);
+  const [alertText] = await app.database.sql.query<{ message: string }>(
+    "SELECT message FROM alerts WHERE alert_type = 'content_filter' AND tenant_id = ?",
+    [cast.tenantA],
+  );
+  assert.ok(
+    alertText!.message.includes(`2026-03-05/${tool}/${blockedRow.host_name}/${blockedRow.message_id}`),
+  );
+
   // Filter off for tenant B: its blocked words are stored unflagged.
   const off = await api(app.url, 'PUT', `/api/tenants/${cast.tenantB}/settings`, {
     auth: cast.admin,

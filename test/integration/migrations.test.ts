@@ -255,3 +255,53 @@ test('0040 gives earlier remote sessions a CLI start when they show they ran, an
   await db.sql.query(`DELETE FROM remote_runtime_outputs WHERE session_id LIKE 'm40-%'`);
   await db.sql.query(`DELETE FROM agent_sessions WHERE session_id LIKE 'm40-%'`);
 });
+
+test('0041 carries read alerts over: own ones for their user, tenant-wide ones for the administrators', async () => {
+  await upgrade(db, 'head');
+  const at = MIGRATIONS.findIndex((m) => m.id === '0041_alert_reads');
+  await downgrade(db, MIGRATIONS[at - 1]!.id);
+  const user = async (name: string, role: string, tenant: number | null) => {
+    const [r] = await db.sql.query<{ id: unknown }>(
+      `INSERT INTO users (username, password_hash, role, tenant_id) VALUES (?, 'x', ?, ?) RETURNING id`,
+      [name, role, tenant],
+    );
+    return Number(r!.id);
+  };
+  const tenant = async (name: string) => {
+    const [r] = await db.sql.query<{ id: unknown }>('INSERT INTO tenants (name) VALUES (?) RETURNING id', [
+      name,
+    ]);
+    return Number(r!.id);
+  };
+  const t1 = await tenant('m41-t1');
+  const t2 = await tenant('m41-t2');
+  const owner = await user('m41-owner', 'user', t1);
+  const tenantAdmin = await user('m41-tadmin', 'tenant_admin', t1);
+  const otherAdmin = await user('m41-other', 'tenant_admin', t2);
+  const system = await user('m41-system', 'platform_admin', null);
+  const alert = async (id: string, userId: number | null, read: boolean) =>
+    db.sql.query(
+      `INSERT INTO alerts (alert_id, alert_type, severity, title, user_id, tenant_id, read)
+       VALUES (?, 'security', 'warning', 't', ?, ?, ?)`,
+      [id, userId, t1, read],
+    );
+  await alert('m41-own-read', owner, true);
+  await alert('m41-own-unread', owner, false);
+  await alert('m41-wide-read', null, true);
+  await upgrade(db, 'head');
+  const rows = await db.sql.query<{ alert_id: string; user_id: unknown }>(
+    `SELECT a.alert_id, r.user_id FROM alert_reads r JOIN alerts a ON a.id = r.alert_id
+     WHERE a.alert_id LIKE 'm41-%' ORDER BY a.alert_id, r.user_id`,
+  );
+  assert.deepEqual(
+    rows.map((r) => [r.alert_id, Number(r.user_id)]),
+    [
+      ['m41-own-read', owner],
+      ...[tenantAdmin, system].sort((a, b) => a - b).map((u) => ['m41-wide-read', u]),
+    ],
+  );
+  assert.ok(!rows.some((r) => Number(r.user_id) === otherAdmin), "another tenant's admin gets no mark");
+  await db.sql.query(`DELETE FROM alerts WHERE alert_id LIKE 'm41-%'`);
+  await db.sql.query(`DELETE FROM users WHERE username LIKE 'm41-%'`);
+  await db.sql.query(`DELETE FROM tenants WHERE name LIKE 'm41-%'`);
+});

@@ -4,7 +4,7 @@
 // Public pages (/login) and the forced password change render without the shell. A page the user may
 // not open (typed in or bookmarked) says so in words instead of loading (the API refuses it anyway).
 
-import { useEffect, useMemo } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ErrorBoundary, LocationProvider, lazy, Route, Router, useLocation } from 'preact-iso';
 import { loginPathFor } from './api/client.ts';
 import { mayOpen, REFUSED_MESSAGE } from './auth/access.ts';
@@ -13,6 +13,7 @@ import { LoginPage } from './auth/login-page.tsx';
 import { AuthProvider, useAuth } from './auth/session.tsx';
 import { CHUNK_RELOAD_KEY, routeFor, shouldReloadForChunk } from './route-match.ts';
 import { navFor, routes } from './routes.ts';
+import { MenuButton, NAV_ID } from './shell/menu-button.tsx';
 import { UnreadAlertsBadge, UnreadAlertsProvider } from './shell/unread-alerts-badge.tsx';
 import { Button, Loading } from './ui/index.ts';
 
@@ -57,6 +58,11 @@ function Shell() {
   const { path, url, route } = useLocation();
   const nav = useMemo(() => (viewer ? navFor(viewer) : []), [viewer]);
   const refused = !!viewer && !mayOpen(viewer, path);
+  // The narrow-screen menu (shell/menu-button.tsx) closes on every navigation.
+  const [navOpen, setNavOpen] = useState(false);
+  useEffect(() => {
+    if (path) setNavOpen(false);
+  }, [path]);
 
   const redirect =
     user === null
@@ -87,6 +93,7 @@ function Shell() {
           Skip to content
         </a>
         <header class="app-header">
+          <MenuButton open={navOpen} onToggle={setNavOpen} />
           <a class="brand" href="/">
             svc
           </a>
@@ -101,13 +108,18 @@ function Shell() {
             </Button>
           </div>
         </header>
-        <nav class="app-nav" aria-label="Main">
+        <nav id={NAV_ID} class={navOpen ? 'app-nav open' : 'app-nav'} aria-label="Main">
           <ul>
             {nav.map((r) => {
               const active = r.path === '/' ? path === '/' : path === r.path || path.startsWith(`${r.path}/`);
               return (
                 <li key={r.path}>
-                  <a href={r.path} aria-current={active ? 'page' : undefined}>
+                  {/* A link to the page already shown changes no path: the click closes the menu too. */}
+                  <a
+                    href={r.path}
+                    aria-current={active ? 'page' : undefined}
+                    onClick={() => setNavOpen(false)}
+                  >
                     {r.title}
                     {r.nav === 'alerts' && <UnreadAlertsBadge />}
                   </a>

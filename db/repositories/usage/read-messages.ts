@@ -3,6 +3,7 @@
 // (messages grouped by agent_session_id, else conversation_id) and one conversation's messages and
 // session row. Every query carries the caller's tenant scope on daily_messages.tenant_id
 // (agent_sessions.tenant_id for session rows). Raw SQL with `?` placeholders on both dialects.
+import type { FilterMatch } from '../../../domain/content-filter/rules.ts';
 import type { ReadScope } from '../../../domain/tenant-scope.ts';
 import type { RawSql } from '../../client.ts';
 import { messageSearchCondition } from '../../full-text.ts';
@@ -27,7 +28,8 @@ export interface Page {
 
 const MESSAGE_COLUMNS = `dm.id, dm.message_id, dm.parent_id, dm.date, dm.tool_name, dm.host_name, dm.role,
   dm.content, dm.tokens_used, dm.input_tokens, dm.output_tokens, dm.model, dm."timestamp", dm.sender_id,
-  dm.sender_name, dm.message_source, dm.conversation_id, dm.agent_session_id, dm.user_id, dm.project_path`;
+  dm.sender_name, dm.message_source, dm.conversation_id, dm.agent_session_id, dm.user_id, dm.project_path,
+  dm.filter_verdict, dm.filter_rules`;
 
 /** The conversation a message belongs to: its agent session, else its conversation id. */
 const CONVERSATION = 'COALESCE(dm.agent_session_id, dm.conversation_id)';
@@ -55,7 +57,21 @@ export const messageOf = (r: MessageDbRow) => ({
   agent_session_id: (r.agent_session_id as string | null) ?? null,
   user_id: r.user_id == null ? null : num(r.user_id),
   project_path: (r.project_path as string | null) ?? null,
+  // Extra fields (issue 28 item 5): the content filter's verdict and the rules behind it, null when clean.
+  filter_verdict: (r.filter_verdict as string | null) ?? null,
+  filter_rules: filterRulesOf(r.filter_rules),
 });
+
+/** The stored matched rules (JSON text); [] for none or for text that is not a rule list. */
+function filterRulesOf(v: unknown): FilterMatch[] {
+  if (typeof v !== 'string' || v === '') return [];
+  try {
+    const parsed: unknown = JSON.parse(v);
+    return Array.isArray(parsed) ? (parsed as FilterMatch[]) : [];
+  } catch {
+    return [];
+  }
+}
 export type MessageView = ReturnType<typeof messageOf>;
 
 export function messageReadRepository(db: RawSql) {

@@ -55,6 +55,9 @@ test('messages: newest first, defaults 50/0, the message shape, tenant scope', a
       agent_session_id: 'sess-a1',
       user_id: undefined,
       project_path: null,
+      // Extra fields (issue 28 item 5): not flagged by the content filter.
+      filter_verdict: null,
+      filter_rules: [],
     },
   );
   assert.equal(reply.user_id, s.userA.user.id);

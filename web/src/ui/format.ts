@@ -121,3 +121,14 @@ export function codeWords(code: string | null | undefined): string {
 export function usedPercent(used: number, limit: number): number {
   return limit > 0 ? Math.round((Math.max(0, used) / limit) * 100) : 0;
 }
+
+/**
+ * A short figure for tight places such as chart axes: 1234567 -> "1.2M", 45000 -> "45K", 12 -> "12".
+ * Full figures stay in the tables; an axis label must fit its margin whatever the data.
+ */
+export function formatCompact(n: number | null | undefined, opts: { locale?: string } = {}) {
+  if (n == null || !Number.isFinite(n)) return '—';
+  return new Intl.NumberFormat(opts.locale ?? 'en', { notation: 'compact', maximumFractionDigits: 1 }).format(
+    n,
+  );
+}

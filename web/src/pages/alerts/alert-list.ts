@@ -117,3 +117,24 @@ export function alertsReducer(s: AlertsState, action: AlertsAction): AlertsState
     }
   }
 }
+
+/**
+ * Links from a content-filter alert to the messages it is about (issue 28 item 5). The alert's text
+ * names them as `Messages: <date>/<tool>/<host>/<message id>, ...` (services/content-filter.ts); each
+ * becomes the messages page filtered to that day, tool and host, where the message shows its verdict.
+ */
+export function flaggedMessageLinks(
+  a: Pick<Alert, 'alert_type' | 'message'>,
+): { href: string; label: string }[] {
+  if (a.alert_type !== 'content_filter' || !a.message) return [];
+  const list = /Messages: (.*)$/.exec(a.message)?.[1];
+  if (!list) return [];
+  const links: { href: string; label: string }[] = [];
+  for (const ref of list.split(', ')) {
+    const [date, tool, host, ...id] = ref.split('/');
+    if (!date || !/^\d{4}-\d{2}-\d{2}$/.test(date) || !tool || !host || id.length === 0) continue;
+    const qs = new URLSearchParams({ start_date: date, end_date: date, tool, host });
+    links.push({ href: `/messages?${qs}`, label: `Message ${id.join('/')} (${tool}, ${date})` });
+  }
+  return links;
+}

@@ -15,6 +15,7 @@ import {
   type Alert,
   type AlertFilter,
   alertsReducer,
+  flaggedMessageLinks,
   initialAlerts,
   type LiveAlert,
   type Severity,
@@ -208,6 +209,15 @@ export default function Alerts() {
                 {!a.read && <span class="new">new</span>}
               </div>
               {a.message && <p class="alert-message">{a.message}</p>}
+              {flaggedMessageLinks(a).length > 0 && (
+                <ul class="alert-links" aria-label="Flagged messages">
+                  {flaggedMessageLinks(a).map((l) => (
+                    <li key={l.href + l.label}>
+                      <a href={l.href}>{l.label}</a>
+                    </li>
+                  ))}
+                </ul>
+              )}
               <div class="muted alert-meta">
                 {formatTime(a.created_at)}
                 {a.alert_type && ` · ${a.alert_type}`}

@@ -3,7 +3,8 @@
 // administrators (GET /api/analysis/user-ranking, last 30 days) and the caller's quota
 // (GET /api/quota/status, daily and monthly) as progress bars. Every figure is the API's number,
 // formatted with thousands separators. Each part carries data-ready="false" until its data is shown
-// ("true" then): bench/web-dashboard times the first load by it.
+// ("true" then): bench/web-dashboard times the first load by it. A new install without any usage
+// shows what to do next instead of the zero totals (first-run.tsx).
 import { useMemo, useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import { useAuth } from '../../auth/session.tsx';
@@ -12,6 +13,8 @@ import { SelectField } from '../../ui/select-field.tsx';
 import { useLoad } from '../../ui/use-load.ts';
 import './dashboard.css';
 import { chartSeries, type DayFigures, lastDays, type QuotaStatus, quotaBars } from './figures.ts';
+import { FirstRun } from './first-run.tsx';
+import { isFirstRun } from './first-run-steps.ts';
 import { RangeCost } from './range-cost.tsx';
 import { UsageChart } from './usage-chart.tsx';
 
@@ -144,7 +147,9 @@ export default function Dashboard() {
     <section class="dashboard" data-ready={summary.data ? 'true' : 'false'}>
       <h1>Dashboard</h1>
       <ErrorBox error={summary.error} />
-      {summary.data ? (
+      {summary.data && isFirstRun(summary.data) ? (
+        <FirstRun />
+      ) : summary.data ? (
         <dl class="figures" title="All-time totals">
           <Figure id="total-tokens" label="Total tokens" value={summary.data.total_tokens} />
           <Figure id="total-requests" label="Total requests" value={summary.data.total_requests} />

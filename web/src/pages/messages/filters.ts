@@ -99,3 +99,31 @@ export function snippet(text: string | null | undefined, max = 160): string {
   const one = text.replace(/\s+/g, ' ').trim();
   return one.length > max ? `${one.slice(0, max - 1)}…` : one;
 }
+
+/** One rule the content filter matched (the API's extra `filter_rules` of a flagged message). */
+export interface FilterRuleMatch {
+  rule_id: number;
+  type: string;
+  action: string;
+  severity?: string;
+  description: string | null;
+}
+
+const VERDICT_WORDS: Record<string, string> = {
+  blocked: 'Blocked by the content filter',
+  review: 'Sent to review by the content filter',
+  warn: 'Flagged (warning) by the content filter',
+};
+
+/**
+ * The content filter's verdict on a message in words (issue 28 item 5): what it did, then each rule
+ * by its description (else its number), its kind and its action. null for a message not flagged.
+ */
+export function verdictWords(m: { filter_verdict?: string | null; filter_rules?: FilterRuleMatch[] }) {
+  if (!m.filter_verdict) return null;
+  const what = VERDICT_WORDS[m.filter_verdict] ?? `Content filter verdict: ${m.filter_verdict}`;
+  const rules = (m.filter_rules ?? []).map(
+    (r) => `rule “${r.description || `#${r.rule_id}`}” (${r.type}, action ${r.action})`,
+  );
+  return rules.length > 0 ? `${what}: ${rules.join('; ')}` : what;
+}

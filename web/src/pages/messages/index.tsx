@@ -10,6 +10,7 @@ import { SelectField } from '../../ui/select-field.tsx';
 import { useLoad } from '../../ui/use-load.ts';
 import {
   conversationOf,
+  type FilterRuleMatch,
   filterError,
   filtersFromQuery,
   filtersToQuery,
@@ -17,6 +18,7 @@ import {
   messagesHref,
   PAGE_SIZE,
   snippet,
+  verdictWords,
 } from './filters.ts';
 import './messages.css';
 
@@ -34,6 +36,9 @@ export interface Message {
   sender_name: string | null;
   conversation_id: string | null;
   agent_session_id: string | null;
+  /** Extra fields: the content filter's verdict and its rules (null / [] when not flagged). */
+  filter_verdict?: string | null;
+  filter_rules?: FilterRuleMatch[];
 }
 
 const ROLES = [
@@ -123,7 +128,16 @@ export default function Messages() {
               {
                 key: 'content',
                 header: 'Message',
-                render: (m) => <span class="snippet">{snippet(m.content)}</span>,
+                render: (m) => (
+                  <>
+                    <span class="snippet">{snippet(m.content)}</span>
+                    {verdictWords(m) && (
+                      <span class={`verdict verdict-${m.filter_verdict}`} data-verdict={m.filter_verdict}>
+                        {verdictWords(m)}
+                      </span>
+                    )}
+                  </>
+                ),
               },
               { key: 'tokens', header: 'Tokens', numeric: true, render: (m) => formatNumber(m.tokens_used) },
               {
