@@ -156,6 +156,9 @@ test('an admin creates a tenant and a user, stores a key, creates a registration
   await page.getByRole('button', { name: `Edit ${username}` }).click();
   await page.getByLabel('Active (may log in)').check();
   await page.getByRole('button', { name: 'Save', exact: true }).click();
+  // The status still says "updated" from the first save: wait for this save to close its panel, or its
+  // late answer would close the next panel opened.
+  await page.getByRole('heading', { name: `Edit ${username}` }).waitFor({ state: 'detached' });
   await status(page, `User ${username} updated`);
 
   // Reset the password: the new one logs in (and must be changed), the old one no longer does.
