@@ -3,17 +3,11 @@
 // exactly as the table shows them (same rows, same order, same figures: the API's numbers, unformatted),
 // so a downloaded file never disagrees with the screen.
 
-export type GroupBy = 'user' | 'tool' | 'model' | 'tenant';
+// The row and grouping types are the API's own (GET /api/usage/report groups with these).
+import type { ReportGroup, ReportRow } from '../../../../domain/usage/report-rows.ts';
 
-export interface ReportRow {
-  key: string | number | null;
-  label: string;
-  input_tokens: number;
-  output_tokens: number;
-  tokens: number;
-  requests: number;
-  cost: number;
-}
+export type { ReportRow };
+export type GroupBy = ReportGroup;
 export type Figures = Omit<ReportRow, 'key' | 'label'>;
 
 export interface UsageReport {
