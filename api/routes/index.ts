@@ -14,6 +14,7 @@ import { authRouter } from './auth.ts';
 import { mountAutonomousRoutes } from './autonomous/index.ts';
 import { complianceRouter } from './compliance.ts';
 import { contentFilterRouter } from './content-filter.ts';
+import { gatewayKeysRouter } from './gateway-keys.ts';
 import { openApiRouter } from './openapi.ts';
 import { opsRouter } from './ops.ts';
 import { optimizationRouter } from './optimization.ts';
@@ -71,6 +72,7 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(usageReportRouter(deps));
   app.use(uploadRouter(deps));
   app.use(uploadTokensRouter(deps));
+  app.use(gatewayKeysRouter(deps));
   app.use(fetchRouter(deps));
   app.use(analysisRouter(deps));
   app.use(analyticsRouter(deps));

@@ -4,6 +4,7 @@ export * from './autonomous-activity.ts';
 export * from './collectors.ts';
 export * from './compliance.ts';
 export * from './forge.ts';
+export * from './gateway-keys.ts';
 export * from './governance.ts';
 export * from './identity.ts';
 export * from './orgsync.ts';
