@@ -9,7 +9,6 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 import { hashGatewayKey } from '../../domain/gateway-keys.ts';
-import type { KeyProvider } from '../../domain/key-providers.ts';
 import { dayKey } from '../../domain/quota.ts';
 import { quotaServiceFor } from '../../services/quota.ts';
 import { remoteMessagesFor } from '../../services/usage/remote-messages.ts';
@@ -177,7 +176,7 @@ test('validation, read-only users, and other users and tenants', async () => {
     auth: people.adminA.session,
   });
   const seen = tenantA.body.keys.find((x: { id: number }) => x.id === k.id);
-  assert.ok(seen && seen.last_used_at, 'the tenant admin sees it, with its last use');
+  assert.ok(seen?.last_used_at, 'the tenant admin sees it, with its last use');
 
   // The tenant's administrator revokes it: 204, audited without the key, refused by the proxy at once.
   const del = await api(app.url, 'DELETE', `/api/gateway-keys/${k.id}`, { auth: people.adminA.session });
