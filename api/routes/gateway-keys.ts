@@ -12,11 +12,10 @@
 //                                   system administrator; anyone else 404 (as missing). The key stops on
 //                                   every instance at once (services/gateway-keys.ts).
 // Create and revoke are audited (GATEWAY_KEY_CREATE, GATEWAY_KEY_REVOKE) with the prefix, never the key.
-import { type Request, Router } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { type GatewayKeyView, gatewayKeysRepository } from '../../db/repositories/gateway-keys.ts';
-import { isAdministrator, isSystemAdmin } from '../../domain/access.ts';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../../domain/errors.ts';
+import { BadRequestError, ForbiddenError } from '../../domain/errors.ts';
 import { gatewayKeyPrefix, hashGatewayKey, newGatewayKey } from '../../domain/gateway-keys.ts';
 import { KEY_PROVIDERS } from '../../domain/key-providers.ts';
 import { invalidateGatewayKey } from '../../services/gateway-keys.ts';
@@ -24,6 +23,7 @@ import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
+import { credentialListFilter, mayManageCredential, refuseCredentialRevoke } from './personal-credentials.ts';
 
 const limit = z.number().int().positive().max(2_147_483_647).optional();
 
@@ -100,23 +100,9 @@ export function gatewayKeysRouter(deps: AppDeps): Router {
   r.use('/api/gateway-keys', authenticate(deps));
   const keys = gatewayKeysRepository(deps.database);
 
-  /** The owner, an administrator of the key's tenant, or a system administrator. */
-  const mayManage = (req: Request, k: GatewayKeyView) => {
-    const { user, permissions } = req.auth;
-    if (k.userId === user.id || isSystemAdmin(user)) return true;
-    return isAdministrator(user, permissions) && user.tenantId !== null && k.tenantId === user.tenantId;
-  };
-
   r.get('/api/gateway-keys', listKeys, async (req, res) => {
     const q = listKeys.query(req);
-    const { user, permissions } = req.auth;
-    let filter: { userId?: number; tenantId?: number } = { userId: user.id };
-    if (q.scope === 'tenant') {
-      if (isSystemAdmin(user)) filter = q.tenant_id !== undefined ? { tenantId: q.tenant_id } : {};
-      else if (isAdministrator(user, permissions) && user.tenantId !== null)
-        filter = { tenantId: user.tenantId };
-      else throw new ForbiddenError("Admin access required to list the tenant's gateway keys");
-    }
+    const filter = credentialListFilter(req, q, 'gateway keys');
     res.json({ keys: (await keys.list(filter)).map(view) });
   });
 
@@ -162,19 +148,15 @@ export function gatewayKeysRouter(deps: AppDeps): Router {
   r.delete('/api/gateway-keys/:id', revokeKey, async (req, res) => {
     const { id } = revokeKey.params(req);
     const found = await keys.find(id);
-    // Someone else's key answers like a missing one: its existence is not disclosed.
-    if (!found || !mayManage(req, found)) {
-      await writeAudit(deps, req, {
+    // Someone else's answers like a missing one: its existence is not disclosed.
+    if (!found || !mayManageCredential(req, found))
+      return refuseCredentialRevoke(deps, req, {
         action: 'GATEWAY_KEY_REVOKE',
         resourceType: 'gateway_key',
-        resourceId: id,
-        success: false,
-        severity: 'warning',
-        details: { reason: found ? 'not_allowed' : 'not_found' },
-        rateLimitKey: `${req.auth.user.id}:revoke`,
+        id,
+        found: found !== undefined,
+        notFound: 'Gateway key not found',
       });
-      throw new NotFoundError('Gateway key not found');
-    }
     const revoked = await keys.revoke(found.id, req.auth.user.id, deps.now());
     await invalidateGatewayKey(deps.database, found.id);
     await writeAudit(deps, req, {

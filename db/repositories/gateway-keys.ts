@@ -4,6 +4,13 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import type { GatewayKeyLimits, GatewayKeyUse } from '../../domain/gateway-keys.ts';
 import type { DatabaseHandle } from '../client.ts';
+import {
+  dateOf as date,
+  STORED_KEY_COLUMNS,
+  type StoredKeyRef,
+  storedKeyJoin,
+  storedKeyOf,
+} from './stored-key-join.ts';
 
 export type GatewayKeyRow = DatabaseHandle['t']['gatewayKeys']['$inferSelect'];
 /** A key as listed: everything but its hash. */
@@ -25,12 +32,7 @@ export interface GatewayCallContext extends GatewayKeyLimits {
   userDeletedAt: Date | null;
   tenant: { name: string; status: string; deletedAt: Date | null } | null;
   /** The tenant's newest active stored key for the provider (ciphertext only). */
-  storedKey: {
-    id: number;
-    encryptedKey: string;
-    baseUrl: string | null;
-    createdBySystemAdmin: boolean;
-  } | null;
+  storedKey: StoredKeyRef | null;
 }
 
 const CALL_CONTEXT = `
@@ -39,16 +41,13 @@ SELECT gk.id, gk.user_id, COALESCE(u.tenant_id, gk.tenant_id) AS tenant_id, gk.n
        gk.daily_token_limit, gk.monthly_token_limit, gk.daily_request_limit,
        u.username, u.is_active AS user_active, u.deleted_at AS user_deleted_at,
        tn.name AS tenant_name, tn.status AS tenant_status, tn.deleted_at AS tenant_deleted_at,
-       k.id AS key_id, k.encrypted_key, k.base_url, k.created_by_system_admin
+       ${STORED_KEY_COLUMNS}
 FROM gateway_keys gk
 JOIN users u ON u.id = gk.user_id
 LEFT JOIN tenants tn ON tn.id = COALESCE(u.tenant_id, gk.tenant_id)
-LEFT JOIN api_key_store k ON k.id = (
-  SELECT MAX(k2.id) FROM api_key_store k2
-  WHERE k2.tenant_id = COALESCE(u.tenant_id, gk.tenant_id) AND k2.provider = gk.provider AND k2.is_active = ?)
+${storedKeyJoin('COALESCE(u.tenant_id, gk.tenant_id)', 'gk.provider')}
 WHERE gk.key_hash = ?`;
 
-const date = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(Number(v)));
 const num = (v: unknown): number | null => (v == null ? null : Number(v));
 
 export function gatewayKeysRepository({ db, t, sql }: DatabaseHandle) {
@@ -115,15 +114,7 @@ export function gatewayKeysRepository({ db, t, sql }: DatabaseHandle) {
                 status: String(r.tenant_status),
                 deletedAt: date(r.tenant_deleted_at),
               },
-        storedKey:
-          r.key_id == null
-            ? null
-            : {
-                id: Number(r.key_id),
-                encryptedKey: String(r.encrypted_key),
-                baseUrl: r.base_url == null ? null : String(r.base_url),
-                createdBySystemAdmin: Boolean(r.created_by_system_admin),
-              },
+        storedKey: storedKeyOf(r),
       };
     },
     async touch(id: number, at: Date) {

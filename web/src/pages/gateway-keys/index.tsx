@@ -15,12 +15,12 @@ import {
   ErrorBox,
   Field,
   formatTime,
-  Loading,
   SelectField,
   Table,
   useAction,
   useLoad,
 } from '../../ui/index.ts';
+import { Loaded } from '../../ui/loaded.tsx';
 import { cliSnippets, type Provider } from './snippets.ts';
 
 const PATH = '/api/gateway-keys';
@@ -55,6 +55,21 @@ const limitsOf = (k: GatewayKey) =>
     .join(', ') || 'your quota';
 
 const optional = (v: string) => (v.trim() ? Number(v) : undefined);
+
+/** Revoking asks first: the CLIs using the key stop at once. */
+function RevokeKey({ gatewayKey, onRevoke }: { gatewayKey: GatewayKey; onRevoke: () => void }) {
+  const { name } = gatewayKey;
+  return (
+    <ConfirmButton
+      label={`Revoke ${name}`}
+      question={`Revoke "${name}"? CLIs using it stop at once.`}
+      confirmText="Revoke"
+      onConfirm={onRevoke}
+    >
+      Revoke
+    </ConfirmButton>
+  );
+}
 
 export default function GatewayKeysPage() {
   const { viewer } = useAuth();
@@ -106,14 +121,7 @@ export default function GatewayKeysPage() {
         k.revoked_at ? (
           'revoked'
         ) : (
-          <ConfirmButton
-            label={`Revoke ${k.name}`}
-            question={`Revoke "${k.name}"? CLIs using it stop at once.`}
-            confirmText="Revoke"
-            onConfirm={() => act(() => api.del(`${PATH}/${k.id}`), 'revoked')}
-          >
-            Revoke
-          </ConfirmButton>
+          <RevokeKey gatewayKey={k} onRevoke={() => void act(() => api.del(`${PATH}/${k.id}`), 'revoked')} />
         ),
     },
   ];
@@ -175,20 +183,15 @@ export default function GatewayKeysPage() {
           {tenantScope ? 'Show my keys' : "Show my tenant's keys"}
         </Button>
       )}
-      {loaded.error != null && !loaded.data && (
-        <ErrorBox error={loaded.error} title="Keys could not be loaded" />
-      )}
-      {loaded.data ? (
+      <Loaded of={loaded}>
         <Table
           caption={tenantScope ? "Your tenant's gateway keys" : 'Your gateway keys'}
           columns={columns}
-          rows={loaded.data.keys}
+          rows={loaded.data?.keys ?? []}
           rowKey={(k) => k.id}
           empty="No gateway keys yet."
         />
-      ) : (
-        loaded.error == null && <Loading label="Loading gateway keys…" />
-      )}
+      </Loaded>
     </section>
   );
 }
