@@ -94,22 +94,33 @@ function chat(key: string, opts: { headers?: Record<string, string>; text?: stri
   });
 }
 
-async function gatewayRows(userId: number) {
-  await quotaServiceFor(app.deps).flush();
-  await remoteMessagesFor(app.deps).flush();
-  return app.database.sql.query<Record<string, unknown>>(
-    "SELECT * FROM daily_messages WHERE user_id = ? AND message_source = 'gateway' ORDER BY id",
-    [userId],
-  );
+/** The user's `gateway` rows once `n` are written (the proxy queues a row when the answer has ended). */
+async function gatewayRows(userId: number, n: number) {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    await quotaServiceFor(app.deps).flush();
+    await remoteMessagesFor(app.deps).flush();
+    const rows = await app.database.sql.query<Record<string, unknown>>(
+      "SELECT * FROM daily_messages WHERE user_id = ? AND message_source = 'gateway' ORDER BY id",
+      [userId],
+    );
+    if (rows.length >= n || Date.now() > deadline) return rows;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
+/** The user's requests of the day, once none is in flight (a call's settle follows its answer). */
 async function usedRequests(userId: number): Promise<number> {
-  await quotaServiceFor(app.deps).flush();
-  const [row] = await app.database.sql.query<{ n: unknown }>(
-    "SELECT requests_used AS n FROM quota_usage WHERE user_id = ? AND period = 'daily' AND date = ?",
-    [userId, dayKey(app.clock.now())],
-  );
-  return Number(row?.n ?? 0);
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    await quotaServiceFor(app.deps).flush();
+    const [row] = await app.database.sql.query<{ n: unknown; reserved: unknown }>(
+      "SELECT requests_used AS n, requests_reserved AS reserved FROM quota_usage WHERE user_id = ? AND period = 'daily' AND date = ?",
+      [userId, dayKey(app.clock.now())],
+    );
+    if (Number(row?.reserved ?? 0) === 0 || Date.now() > deadline) return Number(row?.n ?? 0);
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 test('a key is shown once, stored as its SHA-256 only, listed with its prefix', async () => {
@@ -235,7 +246,7 @@ test('the proxy takes a key in every header form; one gateway row per answered c
   assert.equal((await chat(gemini.key)).status, 404);
 
   assert.equal(await usedRequests(people.w.id), before + 4);
-  const rows = await gatewayRows(people.w.id);
+  const rows = await gatewayRows(people.w.id, 4);
   assert.equal(rows.length, 4, 'one row per answered call, counted once');
   const codexRows = rows.filter((r) => r.host_name === 'gateway:codex box');
   assert.equal(codexRows.length, 2);
