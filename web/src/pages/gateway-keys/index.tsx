@@ -30,6 +30,13 @@ const PROVIDERS = [
   { value: 'gemini', label: 'Gemini (Gemini CLI)' },
 ] as const;
 
+/** The key's optional limits, as form fields. */
+const LIMIT_FIELDS = [
+  ['reqDay', 'Requests per day (optional)'],
+  ['tokDay', 'Tokens per day (optional)'],
+  ['tokMonth', 'Tokens per month (optional)'],
+] as const;
+
 interface GatewayKey {
   id: number;
   name: string;
@@ -138,27 +145,9 @@ export default function GatewayKeysPage() {
         <Field label="Name" value={form.name} onValue={set('name')} required placeholder="work laptop" />
         <SelectField label="Provider" value={form.provider} options={PROVIDERS} onValue={set('provider')} />
         <Field label="Expires on (optional)" type="date" value={form.expires} onValue={set('expires')} />
-        <Field
-          label="Requests per day (optional)"
-          type="number"
-          min={1}
-          value={form.reqDay}
-          onValue={set('reqDay')}
-        />
-        <Field
-          label="Tokens per day (optional)"
-          type="number"
-          min={1}
-          value={form.tokDay}
-          onValue={set('tokDay')}
-        />
-        <Field
-          label="Tokens per month (optional)"
-          type="number"
-          min={1}
-          value={form.tokMonth}
-          onValue={set('tokMonth')}
-        />
+        {LIMIT_FIELDS.map(([field, label]) => (
+          <Field key={field} label={label} type="number" min={1} value={form[field]} onValue={set(field)} />
+        ))}
         <Button type="submit" disabled={!form.name.trim()}>
           Create key
         </Button>
