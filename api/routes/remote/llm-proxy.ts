@@ -19,6 +19,10 @@
 // On PostgreSQL the reservation runs in parallel with the context read (the signed claims already
 // name user and tenant) and is released if the call is refused.
 //
+// A personal gateway key (`svcgk_…`, issue 29) in any of the token's places is resolved by
+// api/llm-proxy/gateway-caller.ts (hash lookup, cached per instance, revocation pushed) and then takes
+// this same path, plus its own limits after the quota; its call is one `gateway` message row.
+//
 // The path below the prefix is decoded and normalised once (domain/proxy/request-path.ts) and must be
 // on the provider's endpoint allow-list (domain/proxy/endpoints.ts); EVERY forwarded call reserves one
 // request, and the endpoint's metering decides whether tokens are read from the answer.
