@@ -7,6 +7,7 @@ export * from './forge.ts';
 export * from './governance.ts';
 export * from './identity.ts';
 export * from './orgsync.ts';
+export * from './otel.ts';
 export * from './proxy.ts';
 export * from './remote.ts';
 export * from './terminal-relay.ts';
