@@ -1,9 +1,11 @@
 // The SQL of the OpenTelemetry ingest (issue 29 item 2, services/otlp/ingest.ts): the proxy's twin of
 // a call the CLI reported, the last point of each metric series, the daily productivity figures, and
 // their sums for the dashboard, the usage report and ROI.
-import { and, between, eq, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
+import { and, between, eq, gte, lte, type SQL, sql } from 'drizzle-orm';
 import type { ProductivityFigures } from '../../domain/otlp/productivity.ts';
+import type { ReadScope } from '../../domain/tenant-scope.ts';
 import type { DatabaseHandle } from '../client.ts';
+import { scopeCondition } from '../tenant-scope-sql.ts';
 
 type Db = Pick<DatabaseHandle, 'db' | 't'>;
 
@@ -95,42 +97,45 @@ export function otelRepository({ db, t }: Db) {
     },
 
     /**
-     * The figures of days `from`..`to` (YYYY-MM-DD), limited to `tenantIds` (undefined: all) and to
-     * `userId` when given, grouped by `groupBy` columns (none: one total row).
+     * The figures per day, CLI, user and tenant of days `start`..`end` inside `scope`, for the ROI
+     * module's cells (domain/roi/measured.ts), with the user's name.
      */
-    async sums(q: {
-      from: string;
-      to: string;
-      tenantIds?: number[];
-      userId?: number;
-      toolName?: string;
-      groupBy?: Array<'date' | 'userId' | 'toolName' | 'tenantId'>;
-    }) {
-      const where: SQL[] = [gte(p.date, q.from), lte(p.date, q.to)];
-      if (q.tenantIds) where.push(q.tenantIds.length ? inArray(p.tenantId, q.tenantIds) : sql`1 = 0`);
-      if (q.userId !== undefined) where.push(eq(p.userId, q.userId));
-      if (q.toolName !== undefined) where.push(eq(p.toolName, q.toolName));
-      const total = (col: (typeof p)['linesAdded']) => sql<number>`coalesce(sum(${col}), 0)`.mapWith(Number);
-      const groups = (q.groupBy ?? []).map((k) => p[k]);
+    async cells(scope: ReadScope, f: { start: string; end: string; toolName?: string; userId?: number }) {
+      const inScope = scopeCondition(scope, p.tenantId);
+      if (inScope === false) return [];
+      const where: SQL[] = [gte(p.date, f.start), lte(p.date, f.end)];
+      if (inScope) where.push(inScope);
+      if (f.userId !== undefined) where.push(eq(p.userId, f.userId));
+      if (f.toolName !== undefined) where.push(eq(p.toolName, f.toolName));
       const rows = await db
         .select({
-          date: sql<string | null>`${groups.includes(p.date) ? p.date : sql`NULL`}`,
-          userId: sql<number | null>`${groups.includes(p.userId) ? p.userId : sql`NULL`}`,
-          toolName: sql<string | null>`${groups.includes(p.toolName) ? p.toolName : sql`NULL`}`,
-          tenantId: sql<number | null>`${groups.includes(p.tenantId) ? p.tenantId : sql`NULL`}`,
-          linesAdded: total(p.linesAdded),
-          linesRemoved: total(p.linesRemoved),
-          commits: total(p.commits),
-          pullRequests: total(p.pullRequests),
-          editsAccepted: total(p.editsAccepted),
-          editsRejected: total(p.editsRejected),
-          activeMs: total(p.activeMs),
-          rows: sql<number>`count(*)`.mapWith(Number),
+          date: p.date,
+          toolName: p.toolName,
+          userId: p.userId,
+          tenantId: p.tenantId,
+          username: t.users.username,
+          linesAdded: p.linesAdded,
+          linesRemoved: p.linesRemoved,
+          commits: p.commits,
+          pullRequests: p.pullRequests,
+          editsAccepted: p.editsAccepted,
+          editsRejected: p.editsRejected,
+          activeMs: p.activeMs,
         })
         .from(p)
+        .leftJoin(t.users, eq(t.users.id, p.userId))
         .where(and(...where))
-        .groupBy(...groups);
-      return rows;
+        .orderBy(p.date, p.toolName, p.userId);
+      return rows.map(({ date, toolName, userId, tenantId, username, ...figures }) => ({
+        date,
+        toolName,
+        userId,
+        tenantId,
+        username: username ?? null,
+        figures: Object.fromEntries(
+          Object.entries(figures).map(([k, v]) => [k, Number(v)]),
+        ) as ProductivityFigures,
+      }));
     },
   };
 }

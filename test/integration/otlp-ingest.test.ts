@@ -350,3 +350,40 @@ test('cumulative metrics add their growth; a restarted process counts from zero 
   // Nothing of V's reached U (tenant A).
   assert.equal((await figures(people.u.id, 'gemini-cli')).lines_added, 0);
 });
+
+test('the usage report and ROI show the measured figures, and say where the hours saved come from', async () => {
+  const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+  const get = (who: Session, path: string, q: Record<string, string> = {}) =>
+    api(app.url, 'GET', `${path}?${new URLSearchParams({ start_date: day(-1), end_date: day(0), ...q })}`, {
+      auth: who,
+    });
+  const u = people.u.session;
+  const roi = await get(u, '/api/roi');
+  assert.equal(roi.status, 200, JSON.stringify(roi.body));
+  assert.equal(roi.body.productivity.lines_added, 52);
+  assert.equal(roi.body.productivity.lines_removed, 8);
+  assert.equal(roi.body.productivity.commits, 0, "V's commits are not U's");
+  assert.equal(roi.body.productivity.active_hours, 0.01);
+  // Claude Code measured its active time; Codex, Gemini CLI and Qwen Code calls keep the assumption.
+  assert.equal(roi.body.totals.hours_saved_source, 'mixed');
+  assert.equal(roi.body.totals.hours_saved_measured, 0.01);
+  assert.ok(roi.body.totals.hours_saved_assumed > 0);
+
+  const report = await get(u, '/api/usage/report', { group_by: 'tool' });
+  assert.equal(report.status, 200, JSON.stringify(report.body));
+  const row = (tool: string) => report.body.rows.find((r: { key: string }) => r.key === tool);
+  assert.deepEqual(
+    [row('claude-code').lines_added, row('claude-code').lines_removed, row('claude-code').active_hours],
+    [52, 8, 0.01],
+  );
+  assert.equal(row('codex').lines_added, null, 'no figures for a CLI that sent none');
+  assert.equal(report.body.totals.lines_added, 52);
+  const byModel = await get(u, '/api/usage/report', { group_by: 'model' });
+  assert.ok(byModel.body.rows.every((r: { lines_added: number | null }) => r.lines_added === null));
+
+  // V (tenant B) sees V's commits and Gemini CLI lines; hours stay assumed (no active time measured).
+  const v = await get(people.v.session, '/api/roi');
+  assert.equal(v.body.productivity.commits, 8);
+  assert.equal(v.body.productivity.lines_added, 25);
+  assert.equal(v.body.totals.hours_saved_source, 'assumed');
+});
