@@ -62,7 +62,8 @@ function tokensOf(name: string, a: Attrs) {
       };
     }
     case 'codex.sse_event':
-      if (a['event.kind'] !== 'response.completed') return undefined;
+      // Codex logs response.completed twice: once bare, once with the usage; only the latter counts.
+      if (a['event.kind'] !== 'response.completed' || a.input_token_count === undefined) return undefined;
       return {
         input: num(a, 'input_token_count'),
         output: num(a, 'output_token_count'),
@@ -94,7 +95,8 @@ export function callsOfLogs(request: Record<string, unknown>, now: Date): OtelCa
     for (const sl of (rl.scopeLogs as Array<{ logRecords?: LogRecord[] }>) ?? []) {
       for (const record of sl.logRecords ?? []) {
         const a = attrsOf(record.attributes);
-        const raw = record.eventName || str(a, 'event.name') || record.body?.stringValue || '';
+        // Codex 0.169 sets the record's event_name to a bare "event": the attribute names the event.
+        const raw = str(a, 'event.name') || record.eventName || record.body?.stringValue || '';
         const name = fullName(raw, service);
         const tool = toolOf(name);
         const tokens = tool && tokensOf(name, a);

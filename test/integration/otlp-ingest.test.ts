@@ -5,6 +5,7 @@
 // cumulative form add up to the right totals.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { ingestService } from '../../services/usage/ingest.ts';
@@ -386,4 +387,56 @@ test('the usage report and ROI show the measured figures, and say where the hour
   assert.equal(v.body.productivity.commits, 8);
   assert.equal(v.body.productivity.lines_added, 25);
   assert.equal(v.body.totals.hours_saved_source, 'assumed');
+});
+
+/** An export a real CLI sent (test/fixtures/otlp, captured byte for byte by issue 29 item 3's tooling). */
+const captured = (path: string) => readFileSync(new URL(`../fixtures/otlp/${path}`, import.meta.url));
+
+test("the four real CLIs' captured exports: one usage row per call, lines and edit decisions, once", async () => {
+  const w = await createUser(app, admin, { role: 'user', tenant_id: tenantA });
+  const session = await login(app.url, w.username, PASSWORD);
+  const token = (await api(app.url, 'POST', '/api/upload-tokens', { auth: session, body: { name: 'cli' } }))
+    .body.token as string;
+  const post = async (signal: 'logs' | 'metrics', path: string) => {
+    const res = await fetch(`${app.url}/v1/${signal}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': path.endsWith('.pb') ? 'application/x-protobuf' : 'application/json',
+      },
+      body: new Uint8Array(captured(path)),
+    });
+    assert.equal(res.status, 200, `${path}: ${await res.text()}`);
+  };
+  for (let i = 0; i < 2; i++) {
+    await post('logs', 'claude-code/01-logs.pb');
+    await post('metrics', 'claude-code/02-metrics.pb');
+    await post('logs', 'claude-code-json-edit/02-logs.json');
+    await post('metrics', 'claude-code-json-edit/03-metrics.json');
+    await post('logs', 'codex/02-logs.pb');
+    await post('logs', 'gemini-cli/02-logs.json');
+    await post('logs', 'qwen-code/03-logs.json');
+  }
+  const tokens = async (tool: string) =>
+    (await otelRows(w.id, tool)).map((r) => [r.model, r.input_tokens, r.output_tokens]);
+  // Claude Code: 5 input + 7 cache read + 6 cache write, 8 output (its own turn summary: 5/8/13 cache);
+  // one call in the plain capture, two (the Write tool call and the answer) in the edit capture.
+  assert.deepEqual(await tokens('claude-code'), [
+    ['claude-mock-1', 18, 8],
+    ['claude-mock-1', 18, 8],
+    ['claude-mock-1', 18, 8],
+  ]);
+  // Codex logs response.completed twice; only the one with the usage counts.
+  assert.deepEqual(await tokens('codex'), [['gpt-mock-1', 13, 9]]);
+  assert.deepEqual(await tokens('gemini-cli'), [['gemini-2.5-flash', 15, 12]]);
+  assert.deepEqual(await tokens('qwen-code'), [['qwen-mock-1', 11, 7]]);
+  const f = await figures(w.id, 'claude-code');
+  assert.equal(f.lines_added, 4);
+  assert.equal(f.lines_removed, 0);
+  assert.equal(f.active_ms, 427 + 591);
+  const [d] = await app.database.sql.query<{ a: number }>(
+    'SELECT sum(edits_accepted) AS a FROM otel_productivity_daily WHERE user_id = ?',
+    [w.id],
+  );
+  assert.equal(Number(d?.a), 1);
 });
