@@ -32,6 +32,7 @@ import autonomousActivityEvents from './versions/0036_autonomous_activity_events
 import sessionCliStarted from './versions/0040_session_cli_started.ts';
 import alertReads from './versions/0041_alert_reads.ts';
 import gatewayKeys from './versions/0042_gateway_keys.ts';
+import otelProductivity from './versions/0043_otel_productivity.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -66,6 +67,7 @@ export const MIGRATIONS: Migration[] = [
   sessionCliStarted,
   alertReads,
   gatewayKeys,
+  otelProductivity,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -19,6 +19,7 @@ import { openApiRouter } from './openapi.ts';
 import { opsRouter } from './ops.ts';
 import { optimizationRouter } from './optimization.ts';
 import { orgSyncRouter } from './orgsync.ts';
+import { otlpRouter } from './otlp.ts';
 import { promptsRouter } from './prompts.ts';
 import { quotaRouter } from './quota.ts';
 import { apiKeyVaultRouter } from './remote/api-keys.ts';
@@ -47,6 +48,7 @@ import { workspaceSessionsRouter } from './workspace-sessions.ts';
 export function mountStreamingRoutes(app: Express, deps: AppDeps) {
   mountLlmProxy(app, deps);
   app.use(uploadStreamRouter(deps));
+  app.use(otlpRouter(deps));
 }
 
 export function mountRoutes(app: Express, deps: AppDeps) {

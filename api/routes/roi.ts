@@ -14,6 +14,7 @@
 // The loading and envelope shared with the optimization endpoints (optimization.ts) live here.
 import { type Request, Router } from 'express';
 import { z } from 'zod';
+import { otelRepository } from '../../db/repositories/otel.ts';
 import { roiRepository } from '../../db/repositories/roi.ts';
 import { hasPermission, isAdministrator } from '../../domain/access.ts';
 import { dayOf, daysOf, resolveWindow } from '../../domain/analytics/days.ts';
@@ -29,6 +30,7 @@ import {
   type Totals,
   totalsOf,
 } from '../../domain/roi/figures.ts';
+import { attachProductivity, productivityOf, productivityView } from '../../domain/roi/measured.ts';
 import { money, PRICE_CURRENCY, PRICES_AS_OF, priceFor } from '../../domain/roi/prices.ts';
 import { readScope } from '../../domain/tenant-scope.ts';
 import type { AppDeps } from '../deps.ts';
@@ -55,11 +57,13 @@ export async function loadRoi(deps: AppDeps, req: Request) {
   const pricing = (await currentPrices(deps)).pricing;
   const repo = roiRepository(deps.database.sql);
   const f = { start: w.start, end: w.end, toolName: q.tool_name, userId };
-  const [cells, usage] = await Promise.all([
+  const [cells, usage, measured] = await Promise.all([
     repo.modelCells(scope, f),
     userId === undefined ? repo.usageRows(scope, f) : Promise.resolve(null),
+    otelRepository(deps.database).cells(scope, f),
   ]);
-  const priced = priceCells(cells, usage, pricing);
+  // The CLIs' measured figures ride on the same cells (domain/roi/measured.ts).
+  const priced = attachProductivity(priceCells(cells, usage, pricing), measured);
   const cache = (usage ?? []).reduce(
     (s, u) => ({ inputTokens: s.inputTokens + u.inputTokens, cacheTokens: s.cacheTokens + u.cacheTokens }),
     { inputTokens: 0, cacheTokens: 0 },
@@ -105,6 +109,7 @@ const roiFigures = z.looseObject({
   tokens: n,
   cost: n,
   hours_saved: n,
+  hours_saved_source: z.enum(['measured', 'assumed', 'mixed']),
   labor_value: n,
   net_benefit: n,
   roi_percent: n.nullable(),
@@ -125,7 +130,23 @@ const roiAnswer = (shape: Record<string, z.ZodType>) => ({
   query: roiQuerySchema,
   responses: { 200: z.looseObject(shape) },
 });
-const getRoi = endpoint({ tags: ['roi'], ...roiAnswer({ ...withAssumptions, totals: roiFigures }) });
+/** The CLIs' measured figures of the period (null when none were received). */
+export const productivityFigures = z
+  .looseObject({
+    lines_added: n,
+    lines_removed: n,
+    commits: n,
+    pull_requests: n,
+    edits_accepted: n,
+    edits_rejected: n,
+    edit_accept_rate: n.nullable(),
+    active_hours: n,
+  })
+  .nullable();
+const getRoi = endpoint({
+  tags: ['roi'],
+  ...roiAnswer({ ...withAssumptions, totals: roiFigures, productivity: productivityFigures }),
+});
 const getRoiTrend = endpoint({
   tags: ['roi'],
   ...roiAnswer({ ...withAssumptions, daily: z.array(roiFigures.extend({ date: z.string() })) }),
@@ -200,7 +221,12 @@ export function roiRouter(deps: AppDeps): Router {
 
   r.get('/api/roi', getRoi, ...guard, async (req, res) => {
     const x = await loadRoi(deps, req);
-    res.json({ ...x.envelope, assumptions: x.a, totals: roiOf(totalsOf(x.priced), x.a) });
+    res.json({
+      ...x.envelope,
+      assumptions: x.a,
+      totals: roiOf(totalsOf(x.priced), x.a),
+      productivity: productivityView(productivityOf(x.priced)),
+    });
   });
 
   r.get('/api/roi/trend', getRoiTrend, ...guard, async (req, res) => {

@@ -8,6 +8,7 @@ export * from './gateway-keys.ts';
 export * from './governance.ts';
 export * from './identity.ts';
 export * from './orgsync.ts';
+export * from './otel.ts';
 export * from './proxy.ts';
 export * from './remote.ts';
 export * from './terminal-relay.ts';

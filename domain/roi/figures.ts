@@ -9,12 +9,15 @@
 // the default price. Requests are assistant responses (rule 3) only: the remainder has tokens, never
 // requests (domain/usage/counting.ts; daily_usage's request_count is not read).
 //
-// Value: hours_saved = requests x avg_time_saved_per_request / 60;
+// Value: hours_saved = requests x avg_time_saved_per_request / 60 (assumed), except where the CLIs
+//        measured active time (domain/roi/measured.ts): there the measured hours replace the
+//        requests' assumed ones, and `hours_saved_source` says which it is (measured, assumed, mixed);
 //        labor_value = hours_saved x hourly_labor_cost x productivity_multiplier;
 //        net_benefit = labor_value - cost; roi_percent = net_benefit / cost x 100 (null when cost is 0).
 // Token costs are list prices in USD (PRICE_CURRENCY); the labor value is in the `currency` label; no
 // conversion is made between them.
 import { round2 } from '../analytics/figures.ts';
+import type { ProductivityFigures } from '../otlp/productivity.ts';
 import type { Assumptions } from './assumptions.ts';
 import { costOf, money, type Pricing, priceFor } from './prices.ts';
 
@@ -46,6 +49,10 @@ export interface PricedCell extends ModelCell {
   pricedBy: 'model' | 'default';
   matched: string | null;
   source: 'messages' | 'unattributed';
+  /** The CLIs' measured figures of this cell's day, tool and user (domain/roi/measured.ts), on one cell. */
+  productivity?: ProductivityFigures;
+  /** Its day, tool and user have measured active time: its requests add no assumed hours. */
+  measured?: boolean;
 }
 
 export const ROI_NOTE =
@@ -134,6 +141,10 @@ export interface Totals {
   outputTokens: number;
   /** USD, unrounded. */
   cost: number;
+  /** Requests of cells with measured active time (they add no assumed hours); absent: none. */
+  measuredRequests?: number;
+  /** Measured active time (ms) of the cells; absent: none. */
+  activeMs?: number;
 }
 export const zeroTotals = (): Totals => ({
   requests: 0,
@@ -141,6 +152,8 @@ export const zeroTotals = (): Totals => ({
   inputTokens: 0,
   outputTokens: 0,
   cost: 0,
+  measuredRequests: 0,
+  activeMs: 0,
 });
 
 export function totalsOf(cells: readonly PricedCell[]): Totals {
@@ -151,6 +164,8 @@ export function totalsOf(cells: readonly PricedCell[]): Totals {
     t.inputTokens += c.inputTokens;
     t.outputTokens += c.outputTokens;
     t.cost += c.cost;
+    if (c.measured) t.measuredRequests = (t.measuredRequests ?? 0) + c.requests;
+    t.activeMs = (t.activeMs ?? 0) + (c.productivity?.activeMs ?? 0);
   }
   return t;
 }
@@ -179,6 +194,10 @@ export interface RoiFigures {
   output_tokens: number;
   cost: number;
   hours_saved: number;
+  /** Whether hours_saved is measured active time, assumed from requests, or both (see the header). */
+  hours_saved_source: 'measured' | 'assumed' | 'mixed';
+  hours_saved_measured: number;
+  hours_saved_assumed: number;
   labor_value: number;
   net_benefit: number;
   roi_percent: number | null;
@@ -186,7 +205,10 @@ export interface RoiFigures {
 
 /** The ROI of a group's totals under the assumptions (formulas in the header). */
 export function roiOf(t: Totals, a: Assumptions): RoiFigures {
-  const hours = (t.requests * a.avg_time_saved_per_request) / 60;
+  const assumedRequests = t.requests - (t.measuredRequests ?? 0);
+  const assumed = (assumedRequests * a.avg_time_saved_per_request) / 60;
+  const measured = (t.activeMs ?? 0) / 3_600_000;
+  const hours = assumed + measured;
   const value = hours * a.hourly_labor_cost * a.productivity_multiplier;
   const net = value - t.cost;
   return {
@@ -196,6 +218,9 @@ export function roiOf(t: Totals, a: Assumptions): RoiFigures {
     output_tokens: t.outputTokens,
     cost: money(t.cost),
     hours_saved: round2(hours),
+    hours_saved_source: measured > 0 ? (assumedRequests > 0 ? 'mixed' : 'measured') : 'assumed',
+    hours_saved_measured: round2(measured),
+    hours_saved_assumed: round2(assumed),
     labor_value: round2(value),
     net_benefit: round2(net),
     roi_percent: t.cost > 0 ? round2((net / t.cost) * 100) : null,

@@ -5,7 +5,12 @@
 // price table, domain/roi/prices.ts). Every cell lands in exactly one row, so the rows add up to the
 // totals whatever the grouping, and nothing is counted twice: a usage report that a day's messages
 // already cover is not in daily_usage's remainder (README "Reading usage", the usage-figures rules).
+// The CLIs' measured figures (lines, commits, pull requests, edit accept rate, active hours; issue 29
+// item 2) are columns of the rows grouped by user, tool or tenant when the report has any (null in a
+// row without them); a model grouping has them null (the figures are per day, tool and user, not per
+// model). A report without any has no such columns.
 import { type PricedCell, totalsOf } from '../roi/figures.ts';
+import { productivityOf, productivityView } from '../roi/measured.ts';
 import { money } from '../roi/prices.ts';
 
 export const REPORT_GROUPS = ['user', 'tool', 'model', 'tenant'] as const;
@@ -22,7 +27,29 @@ export interface ReportRow {
   requests: number;
   /** USD, rounded to 4 decimals. */
   cost: number;
+  lines_added?: number | null;
+  lines_removed?: number | null;
+  commits?: number | null;
+  pull_requests?: number | null;
+  /** Percent of the edit (or tool) decisions that were accepted; null without decisions. */
+  edit_accept_rate?: number | null;
+  active_hours?: number | null;
 }
+
+/** The measured columns of a row (all null when none). */
+function measuredColumns(cells: readonly PricedCell[]) {
+  const v = productivityView(productivityOf(cells));
+  return {
+    lines_added: v?.lines_added ?? null,
+    lines_removed: v?.lines_removed ?? null,
+    commits: v?.commits ?? null,
+    pull_requests: v?.pull_requests ?? null,
+    edit_accept_rate: v?.edit_accept_rate ?? null,
+    active_hours: v?.active_hours ?? null,
+  };
+}
+const NO_MEASURED = measuredColumns([]);
+const anyMeasured = (cells: readonly PricedCell[]) => cells.some((c) => c.productivity);
 
 /** The label of a row without a key, per grouping (said in words, never an empty cell). */
 export const NO_KEY_LABEL: Record<ReportGroup, string> = {
@@ -56,6 +83,7 @@ export function reportRows(
   by: ReportGroup,
   tenantNames: Map<number, string> = new Map(),
 ): ReportRow[] {
+  const measured = anyMeasured(cells);
   const groups = new Map<string | number | null, PricedCell[]>();
   for (const c of cells) {
     const k = keyOf(c, by);
@@ -73,6 +101,7 @@ export function reportRows(
       tokens: t.tokens,
       requests: t.requests,
       cost: money(t.cost),
+      ...(!measured ? {} : by === 'model' ? NO_MEASURED : measuredColumns(g)),
     };
   });
   return rows.sort((a, b) => b.tokens - a.tokens || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0));
@@ -87,5 +116,6 @@ export function reportTotals(cells: readonly PricedCell[]) {
     tokens: t.tokens,
     requests: t.requests,
     cost: money(t.cost),
+    ...(anyMeasured(cells) ? measuredColumns(cells) : {}),
   };
 }

@@ -11,6 +11,7 @@ import { presetRange } from '../../web/src/pages/reports/report-view.ts';
 import { createUser } from '../support/actors.ts';
 import { screenshot, scrollsSideways } from '../support/browser.ts';
 import { type Everyday, signedInPage, startEveryday } from '../support/everyday-pages.ts';
+import { sendOtlp, sumExport } from '../support/otlp.ts';
 import { UPLOAD_KEY } from '../support/quota.ts';
 import { api, login, type Session } from '../support/session.ts';
 
@@ -192,4 +193,29 @@ test('a readonly user is not offered the report; the dashboard shows the periodâ
     refused.filter((p) => p.startsWith('/api/roi') || p.startsWith('/api/usage')),
     [],
   );
+});
+
+test('the dashboard shows what the CLIs measured (OpenTelemetry), only what was received', async () => {
+  const made = await api(e.app.url, 'POST', '/api/upload-tokens', {
+    auth: e.tenantAdmin.session,
+    body: { name: 'laptop otel' },
+  });
+  const now = new Date();
+  const start = new Date(now.getTime() - 60_000);
+  const lines = sumExport('claude-code', 'claude_code.lines_of_code.count', 1, [
+    { attributes: { type: 'added' }, start, at: now, value: 40 },
+    { attributes: { type: 'removed' }, start, at: now, value: 5 },
+  ]);
+  assert.equal((await sendOtlp(e.app.url, 'metrics', lines, { token: made.body.token })).status, 200);
+  const { page, errors } = await signedInPage(e, e.tenantAdmin, '/');
+  const figure = page.locator('[data-figure="otel-lines"]');
+  await figure.waitFor();
+  assert.equal((await figure.textContent())?.trim(), '+40 / âˆ’5');
+  assert.equal(await page.locator('[data-figure="otel-commits"]').count(), 0, 'no commits were reported');
+  assert.equal(
+    (await page.locator('[data-figure="hours-saved-source"]').textContent())?.trim(),
+    'assumed per request',
+    'no active time was measured',
+  );
+  assert.deepEqual(errors, []);
 });

@@ -120,6 +120,9 @@ test('ROI: hours saved, labor value, net benefit and ROI percent', () => {
       output_tokens: 0,
       cost: 22.9536,
       hours_saved: 1.17,
+      hours_saved_source: 'assumed',
+      hours_saved_measured: 0,
+      hours_saved_assumed: 1.17,
       labor_value: 58.33,
       net_benefit: 35.38,
       roi_percent: 154.14,
@@ -179,4 +182,24 @@ test('the remainder is per tenant: one tenant’s messages never cover another t
     [[2, 500, 'gpt-4o']],
     'summed across tenants, 1,300 - 1,000 would have left 300 tokens in no tenant',
   );
+});
+
+test('ROI: measured active time replaces the assumed hours of the requests it covers (issue 29 item 2)', () => {
+  const a = DEFAULT_ASSUMPTIONS; // 5 minutes per request
+  const measured = roiOf({ ...zeroTotals(), requests: 12, measuredRequests: 12, activeMs: 5_400_000 }, a);
+  assert.deepEqual(
+    [
+      measured.hours_saved,
+      measured.hours_saved_source,
+      measured.hours_saved_measured,
+      measured.hours_saved_assumed,
+    ],
+    [1.5, 'measured', 1.5, 0],
+  );
+  const mixed = roiOf({ ...zeroTotals(), requests: 24, measuredRequests: 12, activeMs: 5_400_000 }, a);
+  assert.deepEqual(
+    [mixed.hours_saved, mixed.hours_saved_source, mixed.hours_saved_assumed],
+    [2.5, 'mixed', 1],
+  );
+  assert.equal(roiOf({ ...zeroTotals(), requests: 12 }, a).hours_saved_source, 'assumed');
 });

@@ -80,3 +80,47 @@ test('exports: the shown rows in order, then the totals; formula-looking text ma
   assert.deepEqual(json.sort, { column: 'tokens', direction: 'descending' });
   assert.deepEqual(json.totals, report.totals);
 });
+
+test("the CLIs' measured figures are columns of the table and the CSV only when the report has them", () => {
+  const base: UsageReport = {
+    period: { start_date: '2026-11-01', end_date: '2026-11-07' },
+    group_by: 'tool',
+    own_figures_only: false,
+    cost_currency: 'USD',
+    note: 'estimate',
+    rows: [row('codex', 10)],
+    totals: { input_tokens: 10, output_tokens: 0, tokens: 10, requests: 1, cost: 0 },
+  };
+  assert.equal(
+    reportCsv(base, base.rows).split('\r\n')[0],
+    'Tool,Input tokens,Output tokens,Total tokens,Requests,Estimated cost (USD)',
+  );
+  const measured = {
+    lines_added: 52,
+    lines_removed: 8,
+    commits: 2,
+    pull_requests: 0,
+    edit_accept_rate: 75,
+    active_hours: 1.5,
+  };
+  const none = {
+    lines_added: null,
+    lines_removed: null,
+    commits: null,
+    pull_requests: null,
+    edit_accept_rate: null,
+    active_hours: null,
+  };
+  const rows = [
+    { ...row('claude-code', 20), ...measured },
+    { ...row('codex', 10), ...none },
+  ];
+  const report = { ...base, rows, totals: { ...base.totals, tokens: 30, ...measured } };
+  const csv = reportCsv(report, rows).split('\r\n');
+  assert.equal(
+    csv[0],
+    'Tool,Input tokens,Output tokens,Total tokens,Requests,Estimated cost (USD),Lines added,Lines removed,Commits,Pull requests,Edit accept rate (%),Active hours',
+  );
+  assert.equal(csv[1], 'claude-code,20,0,20,1,0,52,8,2,0,75,1.5');
+  assert.equal(csv[2], 'codex,10,0,10,1,0,,,,,,', 'a tool without figures: empty cells, not zeros');
+});

@@ -33,15 +33,35 @@ export interface Sort {
   dir: 'ascending' | 'descending';
 }
 
-/** The table's columns in order, with their header words (the CSV header uses the same words). */
-export function reportColumns(by: GroupBy, currency: string): { key: SortKey; header: string }[] {
-  return [
+/** Whether the report carries the CLIs' measured figures (OpenTelemetry; null columns otherwise). */
+export const hasMeasured = (report: Pick<UsageReport, 'totals'>) => report.totals.active_hours != null;
+
+/**
+ * The table's columns in order, with their header words (the CSV header uses the same words); the
+ * measured columns only when the report has such figures.
+ */
+export function reportColumns(
+  by: GroupBy,
+  currency: string,
+  measured = false,
+): { key: SortKey; header: string }[] {
+  const columns: { key: SortKey; header: string }[] = [
     { key: 'label', header: GROUP_WORDS[by] },
     { key: 'input_tokens', header: 'Input tokens' },
     { key: 'output_tokens', header: 'Output tokens' },
     { key: 'tokens', header: 'Total tokens' },
     { key: 'requests', header: 'Requests' },
     { key: 'cost', header: `Estimated cost (${currency})` },
+  ];
+  if (!measured) return columns;
+  return [
+    ...columns,
+    { key: 'lines_added', header: 'Lines added' },
+    { key: 'lines_removed', header: 'Lines removed' },
+    { key: 'commits', header: 'Commits' },
+    { key: 'pull_requests', header: 'Pull requests' },
+    { key: 'edit_accept_rate', header: 'Edit accept rate (%)' },
+    { key: 'active_hours', header: 'Active hours' },
   ];
 }
 
@@ -90,19 +110,19 @@ export function presetRange(preset: Exclude<Preset, 'custom'>, now: Date): { sta
 }
 
 /** A CSV cell: quoted when needed; text a spreadsheet would run as a formula is prefixed with '. */
-function csvCell(v: string | number): string {
+function csvCell(v: string | number | null | undefined): string {
+  if (v == null) return '';
   if (typeof v === 'number') return String(v);
   const safe = /^[=+\-@\t\r]/.test(v) ? `'${v}` : v;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
-const figuresOf = (f: Figures) => [f.input_tokens, f.output_tokens, f.tokens, f.requests, f.cost];
-
 /** The table as CSV: the header words, the shown rows in their order, then the totals row. */
 export function reportCsv(report: UsageReport, rows: readonly ReportRow[]): string {
-  const header = reportColumns(report.group_by, report.cost_currency).map((c) => c.header);
+  const columns = reportColumns(report.group_by, report.cost_currency, hasMeasured(report));
+  const figuresOf = (f: Figures) => columns.slice(1).map((c) => f[c.key as keyof Figures]);
   const lines = [
-    header,
+    columns.map((c) => c.header),
     ...rows.map((r) => [r.label, ...figuresOf(r)]),
     ['Total', ...figuresOf(report.totals)],
   ];

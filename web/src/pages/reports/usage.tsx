@@ -11,6 +11,7 @@ import {
   exportName,
   GROUP_WORDS,
   type GroupBy,
+  hasMeasured,
   nextSort,
   PRESETS,
   type Preset,
@@ -49,7 +50,8 @@ const costText = (n: number, currency: string) =>
 function cellOf(row: ReportRow, key: Sort['key'], currency: string) {
   if (key === 'label') return row.label;
   if (key === 'cost') return costText(row.cost, currency);
-  return formatNumber(row[key]);
+  const v = row[key];
+  return v == null ? '—' : formatNumber(v);
 }
 
 export default function UsageReportPage() {
@@ -80,7 +82,7 @@ export default function UsageReportPage() {
     setPreset('custom');
     if (/^\d{4}-\d{2}-\d{2}$/.test(v)) setRange((r) => ({ ...r, [which]: v }));
   };
-  const columns = data ? reportColumns(data.group_by, data.cost_currency) : [];
+  const columns = data ? reportColumns(data.group_by, data.cost_currency, hasMeasured(data)) : [];
 
   return (
     <section class="usage-report" data-ready={data ? 'true' : 'false'}>
