@@ -341,6 +341,32 @@ test('proxy: a blocked prompt is refused before the provider (openai client), a 
   assert.equal(mock.requests.length, before + 1);
   const sent = JSON.parse(mock.requests.at(-1)!.body);
   assert.equal(sent.messages[1].content, 'hi', 'the held body is forwarded intact');
+
+  // Assistant turns and tool results are not the caller's text either; a streamed call is forwarded
+  // with include_usage added from the filter's one parse of the body.
+  const stream = await client.chat.completions.create({
+    model: 'gpt-test',
+    stream: true,
+    messages: [
+      { role: 'user', content: 'look it up' },
+      {
+        role: 'assistant',
+        content: `blk-${word}-2`,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: `blk-${word}-3` },
+    ],
+  });
+  let chunks = 0;
+  for await (const chunk of stream) {
+    assert.equal('usage' in chunk && chunk.usage !== undefined, false, 'the added usage is stripped');
+    chunks += 1;
+  }
+  assert.ok(chunks > 0);
+  assert.equal(mock.requests.length, before + 2);
+  const streamed = JSON.parse(mock.requests.at(-1)!.body);
+  assert.equal(streamed.stream_options?.include_usage, true);
+  assert.equal(streamed.messages[2].content, `blk-${word}-3`);
 });
 
 test('another instance notices a rule change through the version row; a caller without tenant gets global rules only', async () => {
@@ -348,7 +374,7 @@ test('another instance notices a rule change through the version row; a caller w
   const other = contentFilterService({ database: app.database });
   const count = async () => {
     const s = await other.proxyScreen(cast.tenantA);
-    return s?.length ?? 0;
+    return s?.rules.length ?? 0;
   };
   const before = await count();
   assert.ok(before >= 1);
