@@ -7,7 +7,8 @@
 //
 // The table: the code units the needles use are numbered 1..k (class 0 = any other unit, which from
 // every state leads back to the root), and delta[state * (k + 1) + class] is the full transition
-// (failure links folded in at build time), so the scan never loops on failure links. A table that
+// (failure links folded in at build time; stored as the target's row offset, negative when a needle
+// ends there), so the scan never loops on failure links. A table that
 // would pass MAX_TABLE_CELLS is split: the needles go into several automata, each scanned once.
 // Pure; the caller lower-cases texts and needles alike when it wants case-insensitive matching.
 
@@ -83,6 +84,12 @@ function build(needles: readonly string[], ids: readonly number[]): Automaton {
       queue.push(child);
     }
   }
+  // The scan's form: each entry is the target's row offset (no multiply per character), negated
+  // (-offset - 1) when the target is where a needle ends (one sign test per character).
+  for (let i = 0; i < delta.length; i++) {
+    const target = delta[i]!;
+    delta[i] = out[target] === undefined ? target * width : -(target * width) - 1;
+  }
   return { ascii, wide, width, delta, out };
 }
 
@@ -126,12 +133,16 @@ export function needleSet(
     scan(text, found) {
       for (const a of automata) {
         const { ascii, wide, width, delta, out } = a;
-        let s = 0;
+        let row = 0;
         for (let i = 0; i < text.length; i++) {
           const c = text.charCodeAt(i);
-          s = delta[s * width + (c < 128 ? ascii[c]! : (wide.get(c) ?? 0))]!;
-          const hit = out[s];
-          if (hit !== undefined) for (const id of hit) found(id);
+          const next = delta[row + (c < 128 ? ascii[c]! : (wide.get(c) ?? 0))]!;
+          if (next >= 0) {
+            row = next;
+            continue;
+          }
+          row = -next - 1;
+          for (const id of out[row / width]!) found(id);
         }
       }
     },

@@ -27,13 +27,15 @@ test('overlapping keywords are all found: nested, sharing prefixes and suffixes,
       rule(i + 1, { pattern }),
     ),
   );
-  const m = compileMatcher(compiled);
-  assert.deepEqual(ids(m.check('ushers')), [1, 2, 4, 5, 6, 7, 8]);
-  assert.deepEqual(ids(m.check('aaaa')), [9, 10]);
-  assert.deepEqual(ids(m.check('a')), []);
-  assert.deepEqual(ids(m.check('hi')), []);
-  for (const text of ['ushers', 'aaaa', 'his hers', 'xyz', '', 'shhe'])
-    assert.deepEqual(m.check(text), checkText(compiled, text), text);
+  // Both keyword paths: the automaton (forced here) and String#includes (few keywords, the default).
+  for (const m of [compileMatcher(compiled, { keywordAutomatonMin: 1 }), compileMatcher(compiled)]) {
+    assert.deepEqual(ids(m.check('ushers')), [1, 2, 4, 5, 6, 7, 8]);
+    assert.deepEqual(ids(m.check('aaaa')), [9, 10]);
+    assert.deepEqual(ids(m.check('a')), []);
+    assert.deepEqual(ids(m.check('hi')), []);
+    for (const text of ['ushers', 'aaaa', 'his hers', 'xyz', '', 'shhe'])
+      assert.deepEqual(m.check(text), checkText(compiled, text), text);
+  }
 });
 
 test('case: keywords match case-insensitively (String#toLowerCase on both sides, as before), regexes as written', () => {
@@ -45,24 +47,25 @@ test('case: keywords match case-insensitively (String#toLowerCase on both sides,
     rule(5, { type: 'regex', pattern: '(?i)token-[a-z]+' }),
     rule(6, { pattern: 'ÉTÉ' }),
   ]);
-  const m = compileMatcher(compiled);
-  for (const text of [
-    'my SECRET',
-    'STRASSE',
-    'Straße',
-    'İSTANBUL',
-    'istanbul',
-    'token',
-    'TOKEN-ABC',
-    'Token',
-    'été',
-    'ÉtÉ',
-  ])
-    assert.deepEqual(m.check(text), checkText(compiled, text), text);
-  assert.deepEqual(ids(m.check('TOKEN-abc')), [5]);
-  assert.deepEqual(ids(m.check('a Token')), [4]);
-  assert.deepEqual(ids(m.check('ÉtÉ')), [6]);
-  m.dispose();
+  for (const m of [compileMatcher(compiled, { keywordAutomatonMin: 1 }), compileMatcher(compiled)]) {
+    for (const text of [
+      'my SECRET',
+      'STRASSE',
+      'Straße',
+      'İSTANBUL',
+      'istanbul',
+      'token',
+      'TOKEN-ABC',
+      'Token',
+      'été',
+      'ÉtÉ',
+    ])
+      assert.deepEqual(m.check(text), checkText(compiled, text), text);
+    assert.deepEqual(ids(m.check('TOKEN-abc')), [5]);
+    assert.deepEqual(ids(m.check('a Token')), [4]);
+    assert.deepEqual(ids(m.check('ÉtÉ')), [6]);
+    m.dispose();
+  }
 });
 
 test('many rules in one pass give exactly the reference result (1,000 keyword and 100 regex rules, random texts)', () => {
@@ -100,7 +103,7 @@ test('many rules in one pass give exactly the reference result (1,000 keyword an
   for (const c of compiled) c.dispose();
 });
 
-test('regex groups: anchors and inline flags stay per rule; a group RE2 refuses whole is tested rule by rule', () => {
+test('regex groups: anchors and inline flags stay per rule; a group RE2 refuses whole is split until it compiles', () => {
   const dup = Array.from({ length: REGEX_GROUP + 3 }, (_, i) =>
     rule(i + 1, { type: 'regex', pattern: i < 2 ? `(?P<n>x${i})` : `^k${i}$` }),
   );
