@@ -454,7 +454,16 @@ describe('forwarding with the official clients', () => {
     await new Promise((r) => setTimeout(r, 50));
     const u = await userUsage(s.userId);
     assert.equal(u.daily!.requestsUsed, 0);
-    assert.equal(u.daily!.requestsReserved, 0);
+    // Quota leases are on by default: this instance may hold a lease of the user's requests, reserved
+    // in the database but unused (README "Quota leases"), never more than one lease; returned, nothing.
+    const lease = app.settings.SVC_QUOTA_LEASE_REQUESTS;
+    assert.ok(lease > 0, 'leases are on by default');
+    assert.ok(u.daily!.requestsReserved <= lease, `reserved ${u.daily!.requestsReserved}: at most one lease`);
+    await quotaServiceFor(app.deps).returnLeases();
+    await quotaServiceFor(app.deps).flush();
+    const returned = await userUsage(s.userId);
+    assert.equal(returned.daily!.requestsUsed, 0);
+    assert.equal(returned.daily!.requestsReserved, 0);
   });
 
   test('bare POST /api/remote/llm-proxy forwards to the stored base URL itself, metered', async () => {
