@@ -395,3 +395,36 @@ test('another instance notices a rule change through the version row; a caller w
   assert.equal((await check(`global-${word}`)).body.verdict, 'blocked');
   await rules('platform_admin', 'DELETE', `/${g.body.id}`);
 });
+
+test('many rules (one automaton): overlapping and differently-cased keywords and a regex are all named, in one check', async () => {
+  // 70 keyword rules (the automaton from 64 on) and a regex for tenant B; created here, removed at the end.
+  const ids: number[] = [];
+  const add = async (pattern: string, type = 'keyword') => {
+    const r = await rules('other_tenant_admin', 'POST', '', { pattern, type, action: 'block' });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    ids.push(r.body.id);
+    return r.body.id as number;
+  };
+  for (let i = 0; i < 66; i++) await add(`many-${i}-${word}`);
+  const outer = await add(`ov-${word}-x`);
+  const inner = await add(`ov-${word}`);
+  const suffix = await add(`${word}-x`);
+  const upper = await add(`MANY-7-${word.toUpperCase()}`);
+  const regex = await add(`n\\d{3}-${word}`, 'regex');
+  try {
+    const check = (content: string) =>
+      api(app.url, 'POST', '/api/content/check', { auth: as('other_tenant_admin'), body: { content } });
+    const r = await check(`say OV-${word}-X then many-7-${word} and n123-${word}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.verdict, 'blocked');
+    const named = r.body.matches.map((m: { rule_id: number }) => m.rule_id);
+    assert.deepEqual(
+      [...named].sort((x: number, y: number) => x - y),
+      [ids[7]!, outer, inner, suffix, upper, regex].sort((x, y) => x - y),
+    );
+    assert.equal((await check(`many-66-${word} n12-${word}`)).body.verdict, 'clean');
+    assert.equal((await check(`no rule here`)).body.verdict, 'clean');
+  } finally {
+    for (const id of ids) await rules('other_tenant_admin', 'DELETE', `/${id}`);
+  }
+});
