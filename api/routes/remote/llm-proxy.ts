@@ -474,8 +474,8 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     let heldBody: Buffer | undefined;
     let heldJson: unknown;
     const screen = contentFilter.proxyScreen(call.tenantId);
-    const screening = screen instanceof Promise ? await screen : screen;
-    if (screening !== null) {
+    const blockRules = screen instanceof Promise ? await screen : screen;
+    if (blockRules !== null) {
       const held = await readRequestBody(req);
       if (!held.ok) {
         release(reserved);
@@ -493,7 +493,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
           { claims, ctx },
         );
       }
-      const { matches, parsed } = contentFilter.screenProxyBody(screening, held.body, call.tenantId);
+      const { matches, parsed } = contentFilter.screenProxyBody(blockRules, held.body, call.tenantId);
       if (matches.length > 0) {
         release(reserved);
         return refuse(
