@@ -143,6 +143,20 @@ async function userUsage(userId: number) {
   return { daily, monthly };
 }
 
+/**
+ * Nothing of a refused or failed call stays reserved beyond the one lease this instance may hold of
+ * the user's requests (leases are on by default; README "Quota leases"); once returned, nothing.
+ */
+async function assertReservedAtMostALease(userId: number) {
+  const lease = app.settings.SVC_QUOTA_LEASE_REQUESTS;
+  assert.ok(lease > 0, 'leases are on by default');
+  const reserved = (await userUsage(userId)).daily?.requestsReserved ?? 0;
+  assert.ok(reserved <= lease, `reserved ${reserved}: at most one lease`);
+  await quotaServiceFor(app.deps).returnLeases();
+  await quotaServiceFor(app.deps).flush();
+  assert.equal((await userUsage(userId)).daily?.requestsReserved ?? 0, 0, 'nothing stays reserved');
+}
+
 async function sessionRow(sessionId: string) {
   const { db, t } = app.database;
   const [row] = await db.select().from(t.agentSessions).where(eq(t.agentSessions.sessionId, sessionId));
@@ -452,18 +466,8 @@ describe('forwarding with the official clients', () => {
       mock.setBehaviour({ errorStatus: undefined });
     }
     await new Promise((r) => setTimeout(r, 50));
-    const u = await userUsage(s.userId);
-    assert.equal(u.daily!.requestsUsed, 0);
-    // Quota leases are on by default: this instance may hold a lease of the user's requests, reserved
-    // in the database but unused (README "Quota leases"), never more than one lease; returned, nothing.
-    const lease = app.settings.SVC_QUOTA_LEASE_REQUESTS;
-    assert.ok(lease > 0, 'leases are on by default');
-    assert.ok(u.daily!.requestsReserved <= lease, `reserved ${u.daily!.requestsReserved}: at most one lease`);
-    await quotaServiceFor(app.deps).returnLeases();
-    await quotaServiceFor(app.deps).flush();
-    const returned = await userUsage(s.userId);
-    assert.equal(returned.daily!.requestsUsed, 0);
-    assert.equal(returned.daily!.requestsReserved, 0);
+    assert.equal((await userUsage(s.userId)).daily!.requestsUsed, 0);
+    await assertReservedAtMostALease(s.userId);
   });
 
   test('bare POST /api/remote/llm-proxy forwards to the stored base URL itself, metered', async () => {
@@ -618,8 +622,7 @@ describe('token refusals', () => {
         return true;
       });
       assert.equal(mock.requests.length, before);
-      const u = await userUsage(s.userId);
-      assert.equal(u.daily?.requestsReserved ?? 0, 0, 'nothing stays reserved');
+      await assertReservedAtMostALease(s.userId);
     } finally {
       delete process.env.OPENAI_API_KEY;
     }
