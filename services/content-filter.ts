@@ -11,18 +11,20 @@
 // The proxy's cost when nothing is to be checked: one Map lookup and a timestamp comparison
 // (`proxyScreen` answers null synchronously: filter off for the tenant, or no enabled block rule).
 // Only when a block rule applies does the proxy read the body whole (once: it is then forwarded
-// from that buffer) and test the prompt text.
+// from that buffer) and test the prompt text. The rules are compiled once per cache entry into one
+// matcher (domain/content-filter/matcher.ts: one Aho-Corasick pass for the keywords, one RE2 pass
+// per group of regexes), and the body is parsed once: the parse is handed on to the forwarder.
 //
 // Counters (GET /api/content/filter/stats): flagged uploads are persistent (daily_messages
 // .filter_verdict); checks, their verdicts and proxy refusals are counted in memory per process
 // since its start (`since_start`), per tenant.
 import type { DatabaseHandle, RawSql } from '../db/client.ts';
 import { contentFilterRepository, type FilterRuleRow } from '../db/repositories/content-filter.ts';
+import { compileMatcher, type RuleMatcher } from '../domain/content-filter/matcher.ts';
 import { promptTextOf } from '../domain/content-filter/prompt-text.ts';
 import {
   alertSeverityOf,
   type CompiledRule,
-  checkText,
   compileRules,
   type FilterMatch,
   type FilterVerdict,
@@ -38,8 +40,25 @@ export const STAMP_CHECK_MS = 1_000;
 export interface TenantFilter {
   enabled: boolean;
   rules: CompiledRule[];
-  /** The enabled block rules alone (what the proxy enforces). */
-  blockRules: CompiledRule[];
+  /** Every enabled rule, as one matcher (checks and uploads). */
+  matcher: RuleMatcher;
+  /** The enabled block rules alone (what the proxy enforces), as one matcher. */
+  blockMatcher: RuleMatcher;
+}
+
+function tenantFilterOf(enabled: boolean, rules: CompiledRule[]): TenantFilter {
+  return {
+    enabled,
+    rules,
+    matcher: compileMatcher(rules),
+    blockMatcher: compileMatcher(rules.filter((r) => r.rule.action === 'block')),
+  };
+}
+
+function disposeFilter(f: TenantFilter): void {
+  f.matcher.dispose();
+  f.blockMatcher.dispose();
+  for (const r of f.rules) r.dispose();
 }
 
 export interface Counters {
@@ -84,7 +103,7 @@ export function contentFilterService(deps: Deps) {
 
   function drop() {
     generation += 1;
-    for (const f of cache.values()) for (const r of f.rules) r.dispose();
+    for (const f of cache.values()) disposeFilter(f);
     cache.clear();
     loading.clear();
   }
@@ -119,7 +138,7 @@ export function contentFilterService(deps: Deps) {
     const rules = compileRules(rows, (rule, problem) =>
       deps.logger?.warn({ rule_id: rule.id, problem }, 'content filter: stored rule skipped'),
     );
-    return { enabled, rules, blockRules: rules.filter((r) => r.rule.action === 'block') };
+    return tenantFilterOf(enabled, rules);
   }
 
   /** The tenant's filter, from the cache or loaded (through `sql` when inside a transaction). */
@@ -153,8 +172,8 @@ export function contentFilterService(deps: Deps) {
   }
 
   /** Block rules of a tenant whose filter is on, or null when a proxied prompt needs no check. */
-  function screenOf(f: TenantFilter): CompiledRule[] | null {
-    return f.enabled && f.blockRules.length > 0 ? f.blockRules : null;
+  function screenOf(f: TenantFilter): RuleMatcher | null {
+    return f.enabled && f.blockMatcher.rules.length > 0 ? f.blockMatcher : null;
   }
 
   return {
@@ -176,9 +195,9 @@ export function contentFilterService(deps: Deps) {
     /** POST /api/content/check: the caller's tenant's enabled rules (global + own; global only without tenant). */
     async check(tenantId: number | null, content: string) {
       const f = tenantId === null ? await globalFilter() : await tenantFilter(tenantId);
-      const result = checkText(f.rules, content);
+      const result = f.matcher.check(content);
       // The global-only filter is built per call (not cached): free its engines.
-      if (tenantId === null) for (const r of f.rules) r.dispose();
+      if (tenantId === null) disposeFilter(f);
       const key = tenantId ?? 0;
       count(key, 'checks');
       count(key, result.verdict);
@@ -189,18 +208,26 @@ export function contentFilterService(deps: Deps) {
      * The proxy's gate: null (synchronously, the common case) when nothing is to be checked for this
      * tenant; else the block rules to test the prompt with.
      */
-    proxyScreen(tenantId: number | null): CompiledRule[] | null | Promise<CompiledRule[] | null> {
+    proxyScreen(tenantId: number | null): RuleMatcher | null | Promise<RuleMatcher | null> {
       const f = tenantFilter(tenantId ?? DEFAULT_TENANT_ID);
       return f instanceof Promise ? f.then(screenOf) : screenOf(f);
     },
 
-    /** The block rules a proxied request body matches (its user/prompt text only); [] when none. */
-    screenProxyBody(rules: readonly CompiledRule[], body: Buffer, tenantId: number | null): FilterMatch[] {
-      const text = promptTextOf(parseJson(body.toString('utf8')));
-      if (text === '') return [];
-      const { matches } = checkText(rules, text);
+    /**
+     * The block rules a proxied request body matches (its user/prompt text only; [] when none), and
+     * the body's parse (undefined when it is not JSON) for the forwarder, so it is parsed only once.
+     */
+    screenProxyBody(
+      screen: RuleMatcher,
+      body: Buffer,
+      tenantId: number | null,
+    ): { matches: FilterMatch[]; parsed: unknown } {
+      const parsed = parseJson(body.toString('utf8'));
+      const text = promptTextOf(parsed);
+      if (text === '') return { matches: [], parsed };
+      const { matches } = screen.check(text);
       if (matches.length > 0) count(tenantId ?? DEFAULT_TENANT_ID, 'proxy_refused');
-      return matches;
+      return { matches, parsed };
     },
 
     /**
@@ -225,7 +252,7 @@ export function contentFilterService(deps: Deps) {
         const flags: Array<UploadedMessage & { verdict: FilterVerdict; rules: FilterMatch[] }> = [];
         const blockMatches: FilterMatch[] = [];
         for (const m of messages) {
-          const { verdict, matches } = checkText(f.rules, m.content!);
+          const { verdict, matches } = f.matcher.check(m.content!);
           if (verdict === 'clean') continue;
           flags.push({ ...m, verdict, rules: matches });
           if (verdict === 'blocked') blockMatches.push(...matches.filter((x) => x.action === 'block'));
@@ -267,8 +294,7 @@ export function contentFilterService(deps: Deps) {
     const rows: FilterRuleRow[] = (
       await contentFilterRepository(deps.database.sql).list({ kind: 'all' })
     ).filter((r) => r.tenantId === null);
-    const rules = compileRules(rows);
-    return { enabled: true, rules, blockRules: rules.filter((r) => r.rule.action === 'block') };
+    return tenantFilterOf(true, compileRules(rows));
   }
 }
 

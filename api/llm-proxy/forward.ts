@@ -66,6 +66,8 @@ export interface ForwardOptions {
    * anything reaches the provider): sent from this buffer, the request stream is not read again.
    */
   heldBody?: Buffer;
+  /** heldBody's JSON parse when the route made one (undefined: not JSON), so it is not parsed twice. */
+  heldJson?: unknown;
   /**
    * Set for keys written by a tenant administrator: the connection goes through this guard's agents,
    * whose DNS step refuses loopback/private/metadata addresses and pins the checked address
@@ -205,7 +207,7 @@ class ForwardedCall {
         req.on('data', (chunk: Buffer) => keeper.keep(chunk));
     }
     if (heldBody !== undefined) {
-      this.sendHeldBody(upstream, heldBody);
+      this.sendHeldBody(upstream, heldBody, { parsed: this.options.heldJson });
       return;
     }
     if (!this.options.addsStreamUsage) {
@@ -225,11 +227,11 @@ class ForwardedCall {
   }
 
   /** Sends a body read whole (with include_usage added to a chat-completions stream request). */
-  private sendHeldBody(upstream: http.ClientRequest, held: Buffer): void {
+  private sendHeldBody(upstream: http.ClientRequest, held: Buffer, known?: { parsed: unknown }): void {
     this.requestBody?.keep(held);
     let body = held;
     if (this.options.addsStreamUsage) {
-      const rewrite = addStreamUsageOption(held);
+      const rewrite = addStreamUsageOption(held, known);
       if (rewrite.kind === 'rewritten') {
         body = rewrite.body;
         this.stripUsage = true;

@@ -23,6 +23,8 @@
 // autocannon for requests/s at 64) are child processes. Everything shares the machine's cores, so
 // absolute figures move from run to run; the ratios are what to read.
 //
+// --filter-rules N: the bench tenant gets N keyword block rules (the content filter scans every call).
+//
 // --profile: after the rounds, profiles this process (the API) under the concurrency-64 load with the
 // V8 inspector, writes the .cpuprofile to the data directory and prints where the time goes.
 import { spawn } from 'node:child_process';
@@ -57,6 +59,8 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     /** Which path --profile loads (default proxy). */
     'profile-path': { type: 'string', default: 'proxy' },
+    /** Keyword block rules the bench tenant gets (its content filter is on by default): 0 = no scan. */
+    'filter-rules': { type: 'string', default: '0' },
     /** Comma list of paths to measure (default all); `direct` is always included. */
     paths: { type: 'string', default: 'direct,pass-through,forwarder,proxy,gateway' },
   },
@@ -65,6 +69,7 @@ const ROUNDS = Number(values.rounds);
 const REQUESTS = Number(values.requests);
 const DURATION_S = Number(values.duration);
 const CONCURRENCY = Number(values.concurrency);
+const FILTER_RULES = Number(values['filter-rules']);
 
 const HERE = path.dirname(new URL(import.meta.url).pathname);
 const REAL_KEY = 'sk-bench-real-key';
@@ -162,6 +167,7 @@ export async function startApi(mockUrl: string) {
       contextCache: deps.settings.SVC_PROXY_CONTEXT_CACHE_SIZE,
       leaseRequests: deps.settings.SVC_QUOTA_LEASE_REQUESTS,
       leaseTokens: deps.settings.SVC_QUOTA_LEASE_TOKENS,
+      filterRules: FILTER_RULES,
     },
     async usage() {
       await quotaServiceFor(deps).flush();
@@ -220,6 +226,17 @@ async function seed(deps: AppDeps, mockUrl: string): Promise<{ token: string; ga
     status: 'active',
     workspaceType: 'remote',
   });
+  // --filter-rules: block rules that the prompt ("hi") never matches, so every call is read, scanned
+  // and forwarded (the content filter's cost on the path).
+  if (FILTER_RULES > 0)
+    await db.insert(t.contentFilterRules).values(
+      Array.from({ length: FILTER_RULES }, (_, i) => ({
+        pattern: `bench-blocked-${i}`,
+        type: 'keyword',
+        action: 'block',
+        tenantId: tenant!.id,
+      })),
+    );
   const sealed = storedKeyCipher(settings).seal(REAL_KEY);
   await db.insert(t.apiKeyStore).values({
     tenantId: tenant!.id,

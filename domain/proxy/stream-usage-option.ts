@@ -8,7 +8,7 @@
  *   - the `"usage": null` member every other chunk then carries.
  * Non-streamed calls are not parsed: a body without the bytes `"stream"` is forwarded as it is.
  */
-import { isRecord } from '../usage/usage.ts';
+import { isRecord, parseJson } from '../usage/usage.ts';
 
 export type StreamUsageRewrite =
   /** Forward the body as it came (not streamed, not JSON, or the caller asked for usage itself). */
@@ -18,19 +18,19 @@ export type StreamUsageRewrite =
 
 const STREAM_KEY = Buffer.from('"stream"');
 
-export function addStreamUsageOption(body: Buffer): StreamUsageRewrite {
+/** `known`: the body's parse when the caller already made one (undefined = not JSON); not changed. */
+export function addStreamUsageOption(body: Buffer, known?: { parsed: unknown }): StreamUsageRewrite {
   if (body.indexOf(STREAM_KEY) === -1) return { kind: 'unchanged', streamed: false };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return { kind: 'unchanged', streamed: false }; // the provider will answer 400 itself
-  }
+  // Not JSON: the provider will answer 400 itself.
+  const parsed = known !== undefined ? known.parsed : parseJson(body.toString('utf8'));
   if (!isRecord(parsed) || parsed.stream !== true) return { kind: 'unchanged', streamed: false };
   const options = parsed.stream_options;
   if (isRecord(options) && options.include_usage === true) return { kind: 'unchanged', streamed: true };
-  parsed.stream_options = { ...(isRecord(options) ? options : {}), include_usage: true };
-  return { kind: 'rewritten', body: Buffer.from(JSON.stringify(parsed)) };
+  const rewritten = {
+    ...parsed,
+    stream_options: { ...(isRecord(options) ? options : {}), include_usage: true },
+  };
+  return { kind: 'rewritten', body: Buffer.from(JSON.stringify(rewritten)) };
 }
 
 /**

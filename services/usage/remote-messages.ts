@@ -269,7 +269,7 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
 
 /**
  * Graceful shutdown (bin/runtime.ts, the close of listen(): after the HTTP server stopped taking
- * calls, before the database closes). Writes the quota service's settles and merged reporting rows
+ * calls, before the database closes). Returns the quota leases, writes the quota service's settles and merged reporting rows
  * first, then the queued message rows (the order services/quota.ts's header gives: daily_usage holds
  * the day before usage_summary counts its messages), each step bounded by `timeoutMs`. A call that
  * ended a moment before (a compressed answer's usage is read asynchronously) is picked up by a second
@@ -286,6 +286,9 @@ export async function flushUsageAtShutdown(
     return { settles: q.settles, reportRows: q.reportRows, messageRows: messages?.pending() ?? 0 };
   };
   const nothingLeft = (u: UnwrittenUsage) => u.settles + u.reportRows + u.messageRows === 0;
+  // Quota leases (on by default) hold room reserved for the day: give it back with the last writes
+  // (a lease with calls in flight is given back when they settle, within the rounds below).
+  await within(quota.returnLeases(), timeoutMs);
   for (let round = 0; round < 3; round++) {
     if (!(await within(quota.flush(), timeoutMs))) break;
     if (messages && !(await within(messages.flush(), timeoutMs))) break;

@@ -341,6 +341,32 @@ test('proxy: a blocked prompt is refused before the provider (openai client), a 
   assert.equal(mock.requests.length, before + 1);
   const sent = JSON.parse(mock.requests.at(-1)!.body);
   assert.equal(sent.messages[1].content, 'hi', 'the held body is forwarded intact');
+
+  // Assistant turns and tool results are not the caller's text either; a streamed call is forwarded
+  // with include_usage added from the filter's one parse of the body.
+  const stream = await client.chat.completions.create({
+    model: 'gpt-test',
+    stream: true,
+    messages: [
+      { role: 'user', content: 'look it up' },
+      {
+        role: 'assistant',
+        content: `blk-${word}-2`,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: `blk-${word}-3` },
+    ],
+  });
+  let chunks = 0;
+  for await (const chunk of stream) {
+    assert.equal('usage' in chunk && chunk.usage !== undefined, false, 'the added usage is stripped');
+    chunks += 1;
+  }
+  assert.ok(chunks > 0);
+  assert.equal(mock.requests.length, before + 2);
+  const streamed = JSON.parse(mock.requests.at(-1)!.body);
+  assert.equal(streamed.stream_options?.include_usage, true);
+  assert.equal(streamed.messages[2].content, `blk-${word}-3`);
 });
 
 test('another instance notices a rule change through the version row; a caller without tenant gets global rules only', async () => {
@@ -348,7 +374,7 @@ test('another instance notices a rule change through the version row; a caller w
   const other = contentFilterService({ database: app.database });
   const count = async () => {
     const s = await other.proxyScreen(cast.tenantA);
-    return s?.length ?? 0;
+    return s?.rules.length ?? 0;
   };
   const before = await count();
   assert.ok(before >= 1);
@@ -368,4 +394,37 @@ test('another instance notices a rule change through the version row; a caller w
   assert.equal((await check(`warn-${word}`)).body.verdict, 'clean', "tenant A's rules are not applied");
   assert.equal((await check(`global-${word}`)).body.verdict, 'blocked');
   await rules('platform_admin', 'DELETE', `/${g.body.id}`);
+});
+
+test('many rules (one automaton): overlapping and differently-cased keywords and a regex are all named, in one check', async () => {
+  // 70 keyword rules (the automaton from 64 on) and a regex for tenant B; created here, removed at the end.
+  const ids: number[] = [];
+  const add = async (pattern: string, type = 'keyword') => {
+    const r = await rules('other_tenant_admin', 'POST', '', { pattern, type, action: 'block' });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    ids.push(r.body.id);
+    return r.body.id as number;
+  };
+  for (let i = 0; i < 66; i++) await add(`many-${i}-${word}`);
+  const outer = await add(`ov-${word}-x`);
+  const inner = await add(`ov-${word}`);
+  const suffix = await add(`${word}-x`);
+  const upper = await add(`MANY-7-${word.toUpperCase()}`);
+  const regex = await add(`n\\d{3}-${word}`, 'regex');
+  try {
+    const check = (content: string) =>
+      api(app.url, 'POST', '/api/content/check', { auth: as('other_tenant_admin'), body: { content } });
+    const r = await check(`say OV-${word}-X then many-7-${word} and n123-${word}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.verdict, 'blocked');
+    const named = r.body.matches.map((m: { rule_id: number }) => m.rule_id);
+    assert.deepEqual(
+      [...named].sort((x: number, y: number) => x - y),
+      [ids[7]!, outer, inner, suffix, upper, regex].sort((x, y) => x - y),
+    );
+    assert.equal((await check(`many-66-${word} n12-${word}`)).body.verdict, 'clean');
+    assert.equal((await check(`no rule here`)).body.verdict, 'clean');
+  } finally {
+    for (const id of ids) await rules('other_tenant_admin', 'DELETE', `/${id}`);
+  }
 });

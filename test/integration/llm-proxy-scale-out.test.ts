@@ -11,6 +11,8 @@
 //     cached contexts of that user / tenant within 100 ms (SQLite: A and B are one instance, at once).
 //   - A stored key deleted through A's vault API is no longer used by B within 100 ms.
 //   - A user's quota lowered through A's admin API returns B's lease of that user within 100 ms.
+//   - The documented bound (README "Quota leases"): a quota lowered with raw SQL, which sends no push,
+//     is passed by at most one lease per instance; with leases off (0) it holds at the next call.
 // Cross-instance parts need PostgreSQL; the single-instance parts run on both databases.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -51,9 +53,9 @@ const tokensSeen: string[] = [];
 const STORED_KEY = 'sk-real-scale-out-7e6d5c4b';
 
 /** Stores an openai key pointing at the mock for the tenant (through A's vault API); its id. */
-async function storeKey(tenant: number, keyName = 'k'): Promise<number> {
-  const r = await api(a.url, 'POST', '/api/remote/api-keys', {
-    auth: admin,
+async function storeKey(tenant: number, keyName = 'k', app = a, auth = admin): Promise<number> {
+  const r = await api(app.url, 'POST', '/api/remote/api-keys', {
+    auth,
     body: {
       provider: 'openai',
       key_name: keyName,
@@ -92,8 +94,8 @@ after(async () => {
   await testDb?.drop();
 });
 
-async function newSession(quotas: { dailyRequestQuota?: number } = {}, tenant = tenantId) {
-  const { db, t } = a.database;
+async function newSession(quotas: { dailyRequestQuota?: number } = {}, tenant = tenantId, app = a) {
+  const { db, t } = app.database;
   const [user] = await db
     .insert(t.users)
     .values({
@@ -114,7 +116,7 @@ async function newSession(quotas: { dailyRequestQuota?: number } = {}, tenant = 
     status: 'active',
     workspaceType: 'remote',
   });
-  const { token, jti } = await tokens(a).issue({
+  const { token, jti } = await tokens(app).issue({
     sessionId,
     userId: user!.id,
     tenantId: tenant,
@@ -142,8 +144,8 @@ async function call(app: TestApp, token: string): Promise<{ status: number; body
   return { status: r.status, body: await r.json() };
 }
 
-async function dailyRow(userId: number) {
-  const { db, t } = a.database;
+async function dailyRow(userId: number, app = a) {
+  const { db, t } = app.database;
   const [row] = await db
     .select()
     .from(t.quotaUsage)
@@ -151,7 +153,7 @@ async function dailyRow(userId: number) {
       and(
         eq(t.quotaUsage.userId, userId),
         eq(t.quotaUsage.period, 'daily'),
-        eq(t.quotaUsage.date, dayKey(a.clock.now())),
+        eq(t.quotaUsage.date, dayKey(app.clock.now())),
       ),
     );
   return row!;
@@ -297,6 +299,60 @@ test('without room for several leases every call reserves exactly (a small quota
   const row = await rowOnceSettled(s.userId, 3);
   assert.equal(row.requestsUsed, 3);
   assert.equal(row.requestsReserved, 0);
+});
+
+test('a quota lowered with raw SQL (no push) is passed by at most one lease per instance (the documented bound), then holds', async () => {
+  await settleAll();
+  const instances = b === a ? 1 : 2;
+  const s = await newSession({ dailyRequestQuota: 1000 });
+  assert.equal((await call(a, s.token)).status, 200);
+  assert.equal((await call(b, s.token)).status, 200);
+  assert.ok(quotaServiceFor(b.deps).leasesHeld() > 0, 'leases held');
+  // Below what is used already, written without the push (README "Quota leases").
+  await a.database.sql.query('UPDATE users SET daily_request_quota = ? WHERE id = ?', [1, s.userId]);
+  const statuses: number[] = [];
+  for (let i = 0; i < instances * LEASE + 4; i++)
+    statuses.push((await call(i % 2 === 0 ? a : b, s.token)).status);
+  const passed = statuses.filter((x) => x === 200).length;
+  assert.equal(passed + statuses.filter((x) => x === 429).length, statuses.length, JSON.stringify(statuses));
+  assert.ok(
+    passed <= instances * LEASE,
+    `${passed} calls passed the lowered quota: at most ${instances} x ${LEASE}`,
+  );
+  // Leases used up (or ended): every call now reserves exactly against the new quota.
+  assert.deepEqual(statuses.slice(-2), [429, 429], JSON.stringify(statuses));
+  const row = await rowOnceSettled(s.userId, 2 + passed);
+  assert.equal(row.requestsUsed, 2 + passed, 'every answered call counted once');
+  assert.equal(row.requestsReserved, 0, 'every lease returned');
+});
+
+test('leases off (SVC_QUOTA_LEASE_REQUESTS=0): every call reserves exactly, a raw-SQL quota change holds at the next call', async () => {
+  const exactDb = await createTestDatabase();
+  const exact = await startTestApp({ testDb: exactDb, env: { ...ENV, SVC_QUOTA_LEASE_REQUESTS: '0' } });
+  try {
+    const exactAdmin = await login(exact.url, ADMIN.username, ADMIN.password);
+    const tenant = await createTenant(exact, exactAdmin);
+    await storeKey(tenant, 'k', exact, exactAdmin);
+    const s = await newSession({ dailyRequestQuota: 1000 }, tenant, exact);
+    assert.equal((await call(exact, s.token)).status, 200);
+    assert.equal(quotaServiceFor(exact.deps).leasesHeld(), 0, 'no lease');
+    await exact.database.sql.query('UPDATE users SET daily_request_quota = ? WHERE id = ?', [2, s.userId]);
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await call(exact, s.token)).status);
+    assert.deepEqual(statuses, [200, 429, 429, 429], 'exactly the new quota gets through');
+    // The last settle is queued when the server closes its response: wait for it (bounded).
+    let row = await dailyRow(s.userId, exact);
+    for (let i = 0; i < 250 && (row.requestsUsed < 2 || row.requestsReserved > 0); i++) {
+      await quotaServiceFor(exact.deps).flush();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      row = await dailyRow(s.userId, exact);
+    }
+    assert.equal(row.requestsUsed, 2);
+    assert.equal(row.requestsReserved, 0);
+  } finally {
+    await exact.close();
+    await exactDb.drop();
+  }
 });
 
 /** Every measured refusal / drop delay on B (printed at the end: the figures behind the 100 ms bound). */

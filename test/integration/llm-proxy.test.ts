@@ -143,6 +143,20 @@ async function userUsage(userId: number) {
   return { daily, monthly };
 }
 
+/**
+ * Nothing of a refused or failed call stays reserved beyond the one lease this instance may hold of
+ * the user's requests (leases are on by default; README "Quota leases"); once returned, nothing.
+ */
+async function assertReservedAtMostALease(userId: number) {
+  const lease = app.settings.SVC_QUOTA_LEASE_REQUESTS;
+  assert.ok(lease > 0, 'leases are on by default');
+  const reserved = (await userUsage(userId)).daily?.requestsReserved ?? 0;
+  assert.ok(reserved <= lease, `reserved ${reserved}: at most one lease`);
+  await quotaServiceFor(app.deps).returnLeases();
+  await quotaServiceFor(app.deps).flush();
+  assert.equal((await userUsage(userId)).daily?.requestsReserved ?? 0, 0, 'nothing stays reserved');
+}
+
 async function sessionRow(sessionId: string) {
   const { db, t } = app.database;
   const [row] = await db.select().from(t.agentSessions).where(eq(t.agentSessions.sessionId, sessionId));
@@ -452,9 +466,8 @@ describe('forwarding with the official clients', () => {
       mock.setBehaviour({ errorStatus: undefined });
     }
     await new Promise((r) => setTimeout(r, 50));
-    const u = await userUsage(s.userId);
-    assert.equal(u.daily!.requestsUsed, 0);
-    assert.equal(u.daily!.requestsReserved, 0);
+    assert.equal((await userUsage(s.userId)).daily!.requestsUsed, 0);
+    await assertReservedAtMostALease(s.userId);
   });
 
   test('bare POST /api/remote/llm-proxy forwards to the stored base URL itself, metered', async () => {
@@ -609,8 +622,7 @@ describe('token refusals', () => {
         return true;
       });
       assert.equal(mock.requests.length, before);
-      const u = await userUsage(s.userId);
-      assert.equal(u.daily?.requestsReserved ?? 0, 0, 'nothing stays reserved');
+      await assertReservedAtMostALease(s.userId);
     } finally {
       delete process.env.OPENAI_API_KEY;
     }

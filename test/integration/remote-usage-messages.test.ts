@@ -13,6 +13,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { invalidateCaches } from '../../db/invalidated-cache.ts';
 import { ingestService } from '../../services/usage/ingest.ts';
 import { proxiedCallRow, remoteMessagesFor } from '../../services/usage/remote-messages.ts';
 import { MOCK_USAGE, type MockProvider, startMockProvider } from '../fixtures/mock-provider.ts';
@@ -275,8 +276,11 @@ test('refused and failed calls produce no row', async () => {
   }
   // Refused by the proxy itself: a forged token.
   assert.equal((await proxyChat(app, `${token}x`)).status, 401);
-  // Refused for quota: the user's daily request quota is used up.
+  // Refused for quota: the user's daily request quota is used up. Written with raw SQL, so it sends
+  // the push the admin API sends (README "Quota leases": without it the lease this instance holds,
+  // on by default, would serve up to SVC_QUOTA_LEASE_REQUESTS more calls for up to 2 s).
   await q('UPDATE users SET daily_request_quota = ? WHERE id = ?', [0, cast.userA.id]);
+  await invalidateCaches(app.database, { userId: cast.userA.id });
   try {
     assert.equal((await proxyChat(app, token)).status, 429);
   } finally {

@@ -99,3 +99,55 @@ test('prompt text: user messages and prompts only, in every provider format', ()
   assert.equal(promptTextOf({ system: 'S', tools: [{ description: 'T' }] }), '');
   assert.equal(promptTextOf(undefined), '');
 });
+
+test('prompt text: tool results and assistant turns are not user text, in every format that carries them', () => {
+  // Anthropic: a tool_result block rides in a user message (its content a string or text blocks).
+  assert.equal(
+    promptTextOf({
+      system: [{ type: 'text', text: 'SYSTEM' }],
+      messages: [
+        { role: 'user', content: 'ask' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: { q: 'USE' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't', content: 'RESULT' },
+            { type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'RESULT2' }] },
+            { type: 'text', text: 'next' },
+          ],
+        },
+      ],
+    }),
+    'ask\nnext',
+  );
+  // OpenAI chat: tool messages; responses: function_call_output items; Gemini: functionResponse parts.
+  assert.equal(
+    promptTextOf({
+      messages: [
+        { role: 'tool', tool_call_id: 'c', content: 'RESULT' },
+        { role: 'user', content: 'u' },
+      ],
+    }),
+    'u',
+  );
+  assert.equal(
+    promptTextOf({
+      input: [
+        { type: 'function_call_output', call_id: 'c', output: 'RESULT' },
+        { role: 'user', content: 'u' },
+      ],
+    }),
+    'u',
+  );
+  assert.equal(
+    promptTextOf({
+      contents: [
+        {
+          role: 'user',
+          parts: [{ functionResponse: { name: 'f', response: { r: 'RESULT' } } }, { text: 'g' }],
+        },
+      ],
+    }),
+    'g',
+  );
+});

@@ -532,8 +532,9 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
 
     // Content filter (services/content-filter.ts): null synchronously, from the cache, unless the
     // tenant's filter is on with an enabled block rule; only then is the body read whole (once: it is
-    // forwarded from that buffer) and its user/prompt text checked before anything is sent.
+    // forwarded from that buffer, with its one JSON parse) and its user/prompt text checked first.
     let heldBody: Buffer | undefined;
+    let heldJson: unknown;
     const screen = contentFilter.proxyScreen(call.tenantId);
     const blockRules = screen instanceof Promise ? await screen : screen;
     if (blockRules !== null) {
@@ -554,7 +555,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
           { claims, ctx },
         );
       }
-      const matches = contentFilter.screenProxyBody(blockRules, held.body, call.tenantId);
+      const { matches, parsed } = contentFilter.screenProxyBody(blockRules, held.body, call.tenantId);
       if (matches.length > 0) {
         release(reserved);
         return refuse(
@@ -573,6 +574,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
         );
       }
       heldBody = held.body;
+      heldJson = parsed;
     }
 
     const reservation = reserved?.kind === 'ok' ? reserved.reservation : undefined;
@@ -614,6 +616,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       wireFormat: metering.kind === 'tokens' ? metering.format : null,
       addsStreamUsage: allowed.addsStreamUsage,
       heldBody,
+      heldJson,
       egress: call.key.createdBySystemAdmin ? undefined : egress,
       // A relayed provider error: its class goes on the session before the caller sees the error
       // (error responses only, off the success path) for the autonomous runner
