@@ -138,6 +138,7 @@ export async function startApi(mockUrl: string) {
         'SVC_QUOTA_LEASE_REQUESTS',
         'SVC_QUOTA_LEASE_TOKENS',
         'SVC_PROXY_CONTEXT_CACHE_SIZE',
+        'SVC_PROXY_ACCOUNTING',
       ]),
     },
     // warn: the production default (info) writes nothing per successful call either; this keeps the
@@ -157,6 +158,7 @@ export async function startApi(mockUrl: string) {
       contextCache: deps.settings.SVC_PROXY_CONTEXT_CACHE_SIZE,
       leaseRequests: deps.settings.SVC_QUOTA_LEASE_REQUESTS,
       leaseTokens: deps.settings.SVC_QUOTA_LEASE_TOKENS,
+      accounting: deps.settings.SVC_PROXY_ACCOUNTING,
     },
     async usage() {
       await quotaServiceFor(deps).flush();

@@ -167,3 +167,19 @@ test('SVC_USAGE_WRITER_THREAD=off: the rows are written on this thread', async (
   assert.deepEqual(await stored(sessionId), { rows: 5, tokens: 210, messageCount: 5 });
   messages.stopTimers();
 });
+
+test('SVC_PROXY_ACCOUNTING=thread: the thread writes on SQLite too (its own WAL connection), all rows once', async () => {
+  const messages = remoteMessages({
+    ...app.deps,
+    settings: { ...app.settings, SVC_PROXY_ACCOUNTING: 'thread' },
+  });
+  const sessionId = await newSession();
+  for (let i = 0; i < 250; i++) messages.recordProxiedCall(call(sessionId, i));
+  await messages.flush();
+  assert.equal(messages.writesOnThread(), true, 'on both databases');
+  assert.equal(messages.pending(), 0);
+  assert.deepEqual(await stored(sessionId), { rows: 250, tokens: 250 * 42, messageCount: 250 });
+  messages.stopTimers();
+  await messages.closeWriterThread();
+  assert.equal(messages.writesOnThread(), false);
+});
