@@ -107,7 +107,8 @@ export function remoteMessages(deps: Deps) {
   let pausedUntil = 0;
 
   // PostgreSQL: the rows are written by a worker thread with its own pool (message-writer-thread.ts),
-  // started on the first write; SQLite, a thread that failed, or after close(): on this thread.
+  // started on the first write (SQLite too with SVC_PROXY_ACCOUNTING=thread, on a file database); a
+  // thread that failed or died, or after close(): on this thread.
   let threadWanted = deps.settings?.SVC_USAGE_WRITER_THREAD !== 'off';
   let sqliteThread = deps.settings?.SVC_PROXY_ACCOUNTING === 'thread';
   let thread: MessageWriterThread | undefined;
