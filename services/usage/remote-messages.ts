@@ -32,6 +32,7 @@
 //     accounting never depends on this queue: the settle is written by services/quota.ts.
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/client.ts';
+import { sqliteOwnWrites } from '../../db/invalidated-cache.ts';
 import { quotaServiceFor } from '../quota.ts';
 import { type IngestMessage, ingestService } from './ingest.ts';
 import {
@@ -163,7 +164,8 @@ export function remoteMessages(deps: Deps) {
   async function write(rows: IngestMessage[]): Promise<void> {
     try {
       const t = writerThread();
-      if (t !== undefined) await t.write(rows, deps.now());
+      // SQLite: the thread's commits are this process's own, not another process's (caches stay).
+      if (t !== undefined) await sqliteOwnWrites(deps.database, () => t.write(rows, deps.now()));
       else
         for (let i = 0; i < rows.length; i += WRITE_SLICE)
           await ingest.ingestMessages(rows.slice(i, i + WRITE_SLICE), settled);
