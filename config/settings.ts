@@ -82,6 +82,8 @@ const flatSchema = z.object({
   SVC_PROXY_CONTEXT_CACHE_TTL_MS: z.coerce.number().int().positive().default(1_000),
   /** PostgreSQL: the message rows of proxied calls are written by a worker thread (services/usage/message-writer-thread.ts); 'off' = on the API's thread. */
   SVC_USAGE_WRITER_THREAD: z.enum(['on', 'off']).default('on'),
+  /** SQLite: 'thread' writes the proxied calls' message rows from the writer thread too, on its own WAL connection; 'inline' (default) on the API's thread. */
+  SVC_PROXY_ACCOUNTING: z.enum(['thread', 'inline']).default('inline'),
   /**
    * Model-proxy quota leases (services/quota/leases.ts): requests one instance reserves at once; 0 = off.
    * Overshoot bound (README "Quota leases"): request limits stay exact and token limits are passed by

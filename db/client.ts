@@ -44,6 +44,8 @@ export interface DatabaseHandle {
   close(): Promise<void>;
   /** PostgreSQL pool (for LISTEN/NOTIFY); undefined on SQLite. */
   pool?: pgPkg.Pool;
+  /** SQLite: the database file (a second connection, e.g. a writer thread's, opens it); undefined on PostgreSQL. */
+  file?: string;
 }
 
 // pg returns BIGINT as string by default; our counters stay below 2^53, so read them as numbers.
@@ -111,6 +113,7 @@ function openSqlite(file: string): DatabaseHandle {
     db,
     t,
     sql,
+    file,
     transaction(fn) {
       const run = chain.then(async () => {
         conn.exec('BEGIN IMMEDIATE');

@@ -175,6 +175,8 @@ interface Slot {
   listening: boolean;
   /** SQLite: the last `PRAGMA data_version` seen on this handle's connection. */
   dataVersion?: unknown;
+  /** SQLite: batches of this process's writer thread being written (sqliteOwnWrites). */
+  ownWrites?: number;
   /** Holders of state other than a cache that follow the same invalidations (watchInvalidations). */
   watchers: Set<(scope: CacheInvalidation) => void>;
 }
@@ -285,12 +287,35 @@ export function existingInvalidatedCache<V>(
 export async function sqliteCachesFresh(database: DatabaseHandle): Promise<void> {
   if (database.dialect !== 'sqlite') return;
   const slot = slots.get(database);
-  if (!slot || slot.caches.size === 0) return;
+  if (!slot || slot.caches.size === 0 || (slot.ownWrites ?? 0) > 0) return;
   const [row] = await database.sql.query<{ data_version: unknown }>('PRAGMA data_version');
   const v = row?.data_version;
   if (slot.dataVersion !== undefined && v !== slot.dataVersion)
     for (const c of slot.caches.values()) c.drop('all');
   slot.dataVersion = v;
+}
+
+/**
+ * SQLite: runs `write`, whose commits come from another connection of THIS process (the usage writer
+ * thread's, services/usage/message-writer-thread.ts), so that they do not read as another process's
+ * and clear every cache (they change no cached fact). Commits of other processes made before it are
+ * applied first; the price is that one made while `write` runs is taken as ours: such an entry is
+ * then kept until its cache's TTL. PostgreSQL: just `write` (its invalidations are NOTIFY).
+ */
+export async function sqliteOwnWrites<T>(database: DatabaseHandle, write: () => Promise<T>): Promise<T> {
+  const slot = slots.get(database);
+  if (database.dialect !== 'sqlite' || slot === undefined) return write();
+  await sqliteCachesFresh(database);
+  slot.ownWrites = (slot.ownWrites ?? 0) + 1;
+  try {
+    return await write();
+  } finally {
+    slot.ownWrites--;
+    if (slot.ownWrites === 0) {
+      const [row] = await database.sql.query<{ data_version: unknown }>('PRAGMA data_version');
+      slot.dataVersion = row?.data_version;
+    }
+  }
 }
 
 const formatScope = (scope: CacheInvalidation): string =>

@@ -147,6 +147,7 @@ export async function startApi(mockUrl: string) {
         'SVC_QUOTA_LEASE_REQUESTS',
         'SVC_QUOTA_LEASE_TOKENS',
         'SVC_PROXY_CONTEXT_CACHE_SIZE',
+        'SVC_PROXY_ACCOUNTING',
       ]),
     },
     // warn: the production default (info) writes nothing per successful call either; this keeps the
@@ -168,6 +169,7 @@ export async function startApi(mockUrl: string) {
       leaseRequests: deps.settings.SVC_QUOTA_LEASE_REQUESTS,
       leaseTokens: deps.settings.SVC_QUOTA_LEASE_TOKENS,
       filterRules: FILTER_RULES,
+      accounting: deps.settings.SVC_PROXY_ACCOUNTING,
     },
     async usage() {
       await quotaServiceFor(deps).flush();

@@ -1,4 +1,5 @@
-// The message rows of proxied calls written off the API's thread (issue 16 item 4), PostgreSQL only.
+// The message rows of proxied calls written off the API's thread (issue 16 item 4; on SQLite too with
+// SVC_PROXY_ACCOUNTING=thread, issue 31 item 1).
 //
 // Why: writing a proxied call's assistant row (services/usage/remote-messages.ts) costs the thread that
 // serves the model proxy ~35-50 us of CPU per row on PostgreSQL (bench/proxy/message-rows.ts: the
@@ -20,8 +21,10 @@
 // same window as before: at most FLUSH_INTERVAL_MS of calls or a failing database's backlog; never
 // quota, which services/quota.ts writes).
 //
-// Not on SQLite: a second connection's write transaction holds the database's one write lock, and the
-// API's own transactions would then wait in SQLite's busy handler, which sleeps on the API's thread.
+// SQLite (opt-in, SVC_PROXY_ACCOUNTING=thread): the thread opens a second connection to the WAL file.
+// Its write transaction holds the database's one write lock, and an API transaction that starts then
+// waits in SQLite's busy handler, which sleeps on the API's thread; so the caller gives it short slices
+// (remote-messages.ts), each holding the lock about a millisecond.
 import { Worker } from 'node:worker_threads';
 import type { IngestMessage } from './ingest.ts';
 import type { WriterData, WriterReply, WriterRequest } from './message-writer-worker.ts';
@@ -32,12 +35,17 @@ export interface MessageWriterThread {
   readonly broken: boolean;
   /** Closes the thread's pool and ends it (after the last write). */
   close(): Promise<void>;
+  /** Ends the thread at once, as a crash of it would (the chaos tests). */
+  terminate(): Promise<void>;
 }
 
-export function startMessageWriterThread(databaseUrl: string, slice: number): MessageWriterThread {
+/** Where the thread writes: a PostgreSQL URL, or a SQLite file (never ':memory:', which is per connection). */
+export type WriterTarget = { databaseUrl: string } | { sqlitePath: string };
+
+export function startMessageWriterThread(target: WriterTarget, slice: number): MessageWriterThread {
   const workerData: WriterData = {
     entry: new URL('./message-writer-worker.ts', import.meta.url).href,
-    databaseUrl,
+    ...target,
     slice,
   };
   const worker = new Worker(new URL('./message-writer-boot.mjs', import.meta.url), { workerData });
@@ -92,6 +100,9 @@ export function startMessageWriterThread(databaseUrl: string, slice: number): Me
             worker.postMessage({ type: 'close' } satisfies WriterRequest);
           });
       return closed;
+    },
+    async terminate() {
+      await worker.terminate();
     },
   };
 }

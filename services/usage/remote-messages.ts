@@ -13,8 +13,11 @@
 // usage_summary counts its days). message_id is drawn once per call (callMessageId), so a flush that
 // is retried after a failure (or a partial one) inserts nothing twice (ON CONFLICT DO NOTHING).
 // On PostgreSQL the queued rows are written by a worker thread with its own pool (message-writer-
-// thread.ts: ~35-50 us of CPU per row off the thread that serves the proxy); on SQLite, with
-// SVC_USAGE_WRITER_THREAD=off, or when that thread failed, here. Everything else below is the same.
+// thread.ts: ~35-50 us of CPU per row off the thread that serves the proxy); on SQLite by that thread
+// on its own WAL connection with SVC_PROXY_ACCOUNTING=thread (short slices: see message-writer-
+// thread.ts); on SQLite by default, with SVC_USAGE_WRITER_THREAD=off, or when that thread failed or
+// died (logged once), here. Everything else below is the same: a batch the thread did not finish is
+// queued again and written here, and rows it did store are skipped as duplicates.
 // Prompts are low-rate (a person typing): recordPrompt writes the row at once, so the session's
 // message_count is current when the chat request answers; if that write fails the row joins the queue.
 //
@@ -29,9 +32,14 @@
 //     accounting never depends on this queue: the settle is written by services/quota.ts.
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../../db/client.ts';
+import { sqliteOwnWrites } from '../../db/invalidated-cache.ts';
 import { quotaServiceFor } from '../quota.ts';
 import { type IngestMessage, ingestService } from './ingest.ts';
-import { type MessageWriterThread, startMessageWriterThread } from './message-writer-thread.ts';
+import {
+  type MessageWriterThread,
+  startMessageWriterThread,
+  type WriterTarget,
+} from './message-writer-thread.ts';
 import { groupCommit } from './prompt-group-commit.ts';
 import {
   callMessageId,
@@ -47,8 +55,15 @@ export const FLUSH_INTERVAL_MS = 100;
  * each other: short ones let the proxy's quota transactions in between (bench/proxy p99 at c=64).
  */
 const WRITE_SLICE = 100;
+/** SQLite rows per transaction of the writer thread: each holds the one write lock ~1 ms. */
+const SQLITE_THREAD_SLICE = 20;
 const RETRY_MS = 1_000;
 export const MAX_QUEUED = 50_000;
+
+interface WriterSettings {
+  SVC_USAGE_WRITER_THREAD?: 'on' | 'off';
+  SVC_PROXY_ACCOUNTING?: 'thread' | 'inline';
+}
 
 export {
   callMessageId,
@@ -63,8 +78,11 @@ interface Deps {
   database: DatabaseHandle;
   now: () => Date;
   logger?: Logger;
-  /** SVC_USAGE_WRITER_THREAD: 'off' keeps the PostgreSQL writes on this thread (message-writer-thread.ts). */
-  settings?: { SVC_USAGE_WRITER_THREAD?: 'on' | 'off'; dataDir?: string };
+  /**
+   * SVC_USAGE_WRITER_THREAD: 'off' keeps the PostgreSQL writes on this thread (message-writer-thread.ts).
+   * SVC_PROXY_ACCOUNTING: 'thread' starts that thread on SQLite too.
+   */
+  settings?: WriterSettings & { dataDir?: string };
 }
 
 export function remoteMessages(deps: Deps) {
@@ -90,15 +108,33 @@ export function remoteMessages(deps: Deps) {
   let pausedUntil = 0;
 
   // PostgreSQL: the rows are written by a worker thread with its own pool (message-writer-thread.ts),
-  // started on the first write; SQLite, a thread that failed, or after close(): on this thread.
+  // started on the first write (SQLite too with SVC_PROXY_ACCOUNTING=thread, on a file database); a
+  // thread that failed or died, or after close(): on this thread.
   let threadWanted = deps.settings?.SVC_USAGE_WRITER_THREAD !== 'off';
+  let sqliteThread = deps.settings?.SVC_PROXY_ACCOUNTING === 'thread';
   let thread: MessageWriterThread | undefined;
+  let fallbackLogged = false;
+  function writerTarget(): { target: WriterTarget; slice: number } | undefined {
+    const { database } = deps;
+    const url = database.pool?.options.connectionString;
+    if (database.dialect === 'postgres')
+      return url ? { target: { databaseUrl: url }, slice: WRITE_SLICE } : undefined;
+    const file = database.file;
+    if (!sqliteThread || file === undefined || file === ':memory:') return undefined;
+    return { target: { sqlitePath: file }, slice: SQLITE_THREAD_SLICE };
+  }
   function writerThread(): MessageWriterThread | undefined {
-    if (thread !== undefined) return thread.broken ? undefined : thread;
-    const url = deps.database.pool?.options.connectionString;
-    if (!threadWanted || deps.database.dialect !== 'postgres' || !url) return undefined;
+    if (thread !== undefined) {
+      if (!thread.broken) return thread;
+      if (!fallbackLogged)
+        deps.logger?.error('remote messages: writer thread died; writing on the API thread from now on');
+      fallbackLogged = true;
+      return undefined;
+    }
+    const where = threadWanted ? writerTarget() : undefined;
+    if (where === undefined) return undefined;
     try {
-      thread = startMessageWriterThread(url, WRITE_SLICE);
+      thread = startMessageWriterThread(where.target, where.slice);
     } catch (error) {
       threadWanted = false;
       deps.logger?.error(
@@ -128,7 +164,8 @@ export function remoteMessages(deps: Deps) {
   async function write(rows: IngestMessage[]): Promise<void> {
     try {
       const t = writerThread();
-      if (t !== undefined) await t.write(rows, deps.now());
+      // SQLite: the thread's commits are this process's own, not another process's (caches stay).
+      if (t !== undefined) await sqliteOwnWrites(deps.database, () => t.write(rows, deps.now()));
       else
         for (let i = 0; i < rows.length; i += WRITE_SLICE)
           await ingest.ingestMessages(rows.slice(i, i + WRITE_SLICE), settled);
@@ -218,9 +255,16 @@ export function remoteMessages(deps: Deps) {
     /** Whether the rows are written by the worker thread (tests, the bench's first line). */
     writesOnThread: (): boolean => thread !== undefined && !thread.broken,
 
-    /** SVC_USAGE_WRITER_THREAD of the app's settings (the first caller may have had none). */
-    configure(settings: { SVC_USAGE_WRITER_THREAD?: 'on' | 'off' }): void {
-      if (thread === undefined && settings.SVC_USAGE_WRITER_THREAD === 'off') threadWanted = false;
+    /** The writer switches of the app's settings (the first caller may have had none). */
+    configure(settings: WriterSettings): void {
+      if (thread !== undefined) return;
+      if (settings.SVC_USAGE_WRITER_THREAD === 'off') threadWanted = false;
+      if (settings.SVC_PROXY_ACCOUNTING === 'thread') sqliteThread = true;
+    },
+
+    /** Chaos tests: ends the writer thread at once, as a crash of it would. */
+    async killWriterThread(): Promise<void> {
+      await thread?.terminate();
     },
   };
 }

@@ -7,6 +7,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { invalidatedCache, sqliteCachesFresh } from '../../db/invalidated-cache.ts';
 import {
   flushUsageAtShutdown,
   type ProxiedCall,
@@ -166,4 +168,59 @@ test('SVC_USAGE_WRITER_THREAD=off: the rows are written on this thread', async (
   assert.equal(messages.writesOnThread(), false);
   assert.deepEqual(await stored(sessionId), { rows: 5, tokens: 210, messageCount: 5 });
   messages.stopTimers();
+});
+
+test('SVC_PROXY_ACCOUNTING=thread: the thread writes on SQLite too (its own WAL connection), all rows once', async () => {
+  const messages = remoteMessages({
+    ...app.deps,
+    settings: { ...app.settings, SVC_PROXY_ACCOUNTING: 'thread' },
+  });
+  const sessionId = await newSession();
+  for (let i = 0; i < 250; i++) messages.recordProxiedCall(call(sessionId, i));
+  await messages.flush();
+  assert.equal(messages.writesOnThread(), true, 'on both databases');
+  assert.equal(messages.pending(), 0);
+  assert.deepEqual(await stored(sessionId), { rows: 250, tokens: 250 * 42, messageCount: 250 });
+  messages.stopTimers();
+  await messages.closeWriterThread();
+  assert.equal(messages.writesOnThread(), false);
+});
+
+test('SQLite, thread: its commits leave the caches alone; a commit of another process before a batch still clears them', async (t) => {
+  if (pg) {
+    t.skip('PostgreSQL invalidates by NOTIFY, not data_version');
+    return;
+  }
+  const messages = remoteMessages({
+    ...app.deps,
+    settings: { ...app.settings, SVC_PROXY_ACCOUNTING: 'thread' },
+  });
+  t.after(async () => {
+    messages.stopTimers();
+    await messages.closeWriterThread();
+  });
+  const cache = invalidatedCache<string>(app.database, `writer-test-${randomUUID()}`, {
+    max: 10,
+    ttlMs: 60_000,
+  });
+  const cached = async () => {
+    await sqliteCachesFresh(app.database);
+    return cache.get('k');
+  };
+  await sqliteCachesFresh(app.database);
+  cache.set('k', 'v', { userId, tenantId }, cache.generation);
+  const sessionId = await newSession();
+  for (let i = 0; i < 50; i++) messages.recordProxiedCall(call(sessionId, i));
+  await messages.flush();
+  assert.equal(messages.writesOnThread(), true);
+  assert.equal((await stored(sessionId)).rows, 50);
+  assert.equal(await cached(), 'v', "the thread's commits are not another process's");
+
+  // Another process commits (its own connection to the file), then a batch is written: cleared.
+  const other = new Database(app.database.file!);
+  t.after(() => other.close());
+  other.prepare("UPDATE tenants SET name = name || '-renamed' WHERE id = ?").run(tenantId);
+  messages.recordProxiedCall(call(sessionId, 50));
+  await messages.flush();
+  assert.equal(cache.get('k'), undefined, "another process's commit clears the cache");
 });

@@ -65,6 +65,8 @@ export async function startTestApp(
     SVC_ENCRYPTION_KEY: 'test-encryption-key',
     SECRET_KEY: 'test-secret-key',
     SVC_UPLOAD_AUTH_KEY: 'test-upload-key',
+    // Run any suite with the proxy's accounting on the writer thread (issue 31 item 1).
+    ...(process.env.SVC_PROXY_ACCOUNTING ? { SVC_PROXY_ACCOUNTING: process.env.SVC_PROXY_ACCOUNTING } : {}),
     ...opts.env,
   });
   const database = await openDatabase({

@@ -74,6 +74,7 @@ import {
 } from '../../../domain/quota.ts';
 import { contentFilterFor } from '../../../services/content-filter.ts';
 import { egressGuardFor } from '../../../services/egress/guard.ts';
+import { callAccounting } from '../../../services/proxy/call-accounting.ts';
 import {
   type ProxyTokenRefusal,
   proxyCallRefusal,
@@ -81,7 +82,6 @@ import {
 } from '../../../services/proxy-tokens.ts';
 import { type QuotaSubject, quotaServiceFor, type Reservation } from '../../../services/quota.ts';
 import { storedKeyCipher } from '../../../services/stored-keys.ts';
-import { remoteMessagesFor } from '../../../services/usage/remote-messages.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { type ForwardResult, forwardToProvider } from '../../llm-proxy/forward.ts';
@@ -183,7 +183,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     },
   });
   const quota = quotaServiceFor(deps);
-  const messages = remoteMessagesFor(deps);
+  const accounting = callAccounting(deps);
   const providerErrors = sessionProviderErrors(deps.database);
   const contentFilter = contentFilterFor(deps);
   const cipher = storedKeyCipher(deps.settings);
@@ -632,29 +632,23 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
           void keySettle?.(counted ? (result.usage?.totalTokens ?? 0) : 0, counted).catch(() => {});
           if (counted) gateway.keys.touch(gw.key);
         }
-        if (reservation !== undefined) {
-          const where = {
+        // The settle and the assistant row: one fact handed over, written off this path.
+        if (reservation !== undefined)
+          accounting.finished({
+            reservation,
+            counted,
+            usage: result.usage,
             sessionId: gw ? null : call.sessionId,
             toolName: call.toolName ?? 'remote',
             hostName: call.hostName ?? 'localhost',
-          };
-          void quota.settle(reservation, { counted, usage: result.usage }, where);
-          // The call's assistant row in daily_messages: queued in memory, written off this path.
-          if (counted)
-            messages.recordProxiedCall({
-              ...where,
-              userId: call.userId,
-              tenantId: reservation.subject.tenantId,
-              username: call.username,
-              requestId: String(req.id),
-              day: reservation.periods.day,
-              at: deps.now(),
-              usage: result.usage,
-              provider,
-              endpoint: allowed.pattern,
-              ...(gw ? { source: 'gateway' as const } : {}),
-            });
-        }
+            userId: call.userId,
+            username: call.username,
+            requestId: String(req.id),
+            provider,
+            endpoint: allowed.pattern,
+            at: deps.now(),
+            ...(gw ? { source: 'gateway' as const } : {}),
+          });
         const unreadable = counted && metering.kind === 'tokens' && result.usage === null;
         const estimated = result.usage?.estimated === true;
         finished(
