@@ -193,7 +193,10 @@ async function main() {
   process.exit(0);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// --agents N: the many-agents mode (agents.ts: API processes, idle agents, memory and CPU).
+if (argv.includes('--agents')) await import('./agents.ts');
+else
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
