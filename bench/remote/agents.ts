@@ -4,7 +4,7 @@
 // The API runs as its own process (bin/api.ts, as `npm run api`; two of them on PostgreSQL), so its
 // memory and CPU are its own: resident set and peak (/proc/<pid>/status VmRSS, VmHWM) and CPU time
 // (/proc/<pid>/stat utime + stime, the counter process.cpuUsage() reads), per second of wall time.
-// The Temporal worker runs in this bench process (it only starts the sessions). One real agent
+// The Temporal worker runs in this bench process, stopped once the sessions run (it only starts them). One real agent
 // (agent/main.ts) runs SESSIONS sessions on stamp-cli.mjs; the N-1 idle agents are real registered
 // machines with their own tokens, polling through the agent's own Poller (idle-agents.ts, a process
 // of their own). Phases, first with the one agent, then again with the N-1 idle agents added:
@@ -184,6 +184,13 @@ async function scenario(name: string, instances: 1 | 2) {
       waiters.delete(content);
       return { ...line, sentAt };
     };
+
+    // Every session's CLI started (the first message waits for it); then the worker stops: it only
+    // starts sessions, and on SQLite a second process writing the file (not a supported deployment)
+    // would hold the API's writes up behind its lock (busy_timeout) in the middle of the measurement.
+    await Promise.all(sessionIds.map((id, s) => chat(id, `start-${s}`)));
+    await worker.stop();
+    worker = undefined;
 
     const phase = async (agents: number): Promise<PhaseResult> => {
       const idleRun = await measured(pids, () => sleep(IDLE_S * 1000));
