@@ -278,12 +278,15 @@ export function agentRouter(deps: AppDeps): Router {
     // Long poll: claim now, or wait until a command is queued for this machine (woken through the bus
     // from any instance, or by this process's sweep: services/remote-command-sweep.ts, instead of a
     // re-check per poll) or wait_ms passes. A poll that went away before the answer gives its claim back.
+    // No claim once wait_ms has run out: the agent polls again at once and that poll claims first thing
+    // (an idle agent's every poll used to cost two claims, one at each end).
     const unwatch = body.wait_ms > 0 ? sweep.watch(machine.machineId) : () => {};
+    const deadline = Date.now() + body.wait_ms;
     const claimed = await bus
       .waitFor(
         topics.machineCommands(machine.machineId),
         async () => {
-          if (gone.signal.aborted) return undefined;
+          if (gone.signal.aborted || (body.wait_ms > 0 && Date.now() >= deadline)) return undefined;
           const c = await commands.claim(machine.machineId);
           return c.commands.length ? c : undefined;
         },
