@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EventSource } from 'eventsource';
+import type { EventSource } from 'eventsource';
 import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
 import { runWorker } from '../../bin/runtime.ts';
 import type { RunningWorker } from '../../bin/worker-runtime.ts';
@@ -36,6 +36,7 @@ import { apiUrl, launchSvc, type SvcProcess, stopSvcProcesses } from '../../test
 import { onlineMachine } from '../support/remote-machine.ts';
 import { machine, percentile } from '../support/stats.ts';
 import { startBenchTemporal } from '../support/temporal.ts';
+import { readStampedLines } from './stamped-lines.ts';
 
 const HERE = import.meta.dirname;
 const STAMP_CLI = path.join(HERE, 'stamp-cli.mjs');
@@ -148,22 +149,7 @@ async function scenario(name: string, instances: 1 | 2) {
     for (let s = 0; s < SESSIONS; s++) {
       const id = await remote.createSession();
       sessionIds.push(id);
-      const es = new EventSource(`${b}/api/remote/sessions/${id}/output/stream`, {
-        fetch: (input, init) =>
-          fetch(input, {
-            ...init,
-            headers: { ...(init?.headers as Record<string, string>), ...admin.headers },
-          }),
-      });
-      es.addEventListener('output', (e) => {
-        const sseAt = now();
-        const event = JSON.parse(e.data);
-        if (event.stream !== 'stdout') return;
-        const line = JSON.parse(event.data);
-        if (line.type === 'assistant' && typeof line.bench === 'string')
-          waiters.get(line.bench)?.({ ...line, sseAt });
-      });
-      sse.push(es);
+      sse.push(readStampedLines(b, id, admin.headers, (line) => waiters.get(line.bench)?.(line)));
     }
 
     const chat = async (sessionId: string, content: string): Promise<Line & { sentAt: number }> => {
@@ -174,6 +160,8 @@ async function scenario(name: string, instances: 1 | 2) {
           resolve(l);
         });
       });
+      // The POST may outlast the reply's timer: its rejection is seen below, never as an unhandled one.
+      reply.catch(() => undefined);
       const sentAt = now();
       const r = await api(b, 'POST', `/api/remote/sessions/${sessionId}/chat`, {
         auth: admin,
