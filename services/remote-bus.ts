@@ -24,6 +24,8 @@ export const topics = {
 export interface RemoteBus {
   publish(topic: string): Promise<void>;
   subscribe(topic: string, onWake: () => void): () => void;
+  /** Wakes this process's waiters on the topic only (no NOTIFY): for hints no other instance needs. */
+  wakeLocal(topic: string): void;
   /**
    * Subscribes, then runs `check` until it returns a value, waking on the topic or every `recheckMs`;
    * resolves undefined when `timeoutMs` passes or `signal` aborts. Subscribing before the first check
@@ -64,6 +66,9 @@ function createBus(database: DatabaseHandle): RemoteBus {
           .query('SELECT pg_notify(?, ?)', [CHANNEL, `${origin} ${topic}`])
           .catch(() => undefined);
       }
+    },
+    wakeLocal(topic) {
+      local.emit(topic);
     },
     subscribe(topic, onWake) {
       local.on(topic, onWake);

@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { EventSource } from 'eventsource';
+import type { EventSource } from 'eventsource';
 import { createTestDatabase, usingPostgres } from '../../test/support/database.ts';
 import { ADMIN, startTestApp, type TestApp } from '../../test/support/harness.ts';
 import { api, login } from '../../test/support/session.ts';
@@ -22,6 +22,7 @@ import { type OnlineMachine, onlineMachine } from '../support/remote-machine.ts'
 import { machine } from '../support/stats.ts';
 import { startBenchTemporal } from '../support/temporal.ts';
 import { type Baseline, type BaselineSample, startBaseline } from './baseline.ts';
+import { readStampedLines } from './stamped-lines.ts';
 
 const STAMP_CLI = path.join(import.meta.dirname, 'stamp-cli.mjs');
 const argv = process.argv.slice(2);
@@ -87,21 +88,7 @@ async function scenario(name: string, instances: 1 | 2, baseline: Baseline): Pro
       string,
       (line: { received_at: number; printed_at: number; sseAt: number }) => void
     >();
-    es = new EventSource(`${b.url}/api/remote/sessions/${sessionId}/output/stream`, {
-      fetch: (input, init) =>
-        fetch(input, {
-          ...init,
-          headers: { ...(init?.headers as Record<string, string>), ...admin.headers },
-        }),
-    });
-    es.addEventListener('output', (e) => {
-      const sseAt = now();
-      const event = JSON.parse(e.data);
-      if (event.stream !== 'stdout') return;
-      const line = JSON.parse(event.data);
-      if (line.type === 'assistant' && typeof line.bench === 'string')
-        waiters.get(line.bench)?.({ ...line, sseAt });
-    });
+    es = readStampedLines(b.url, sessionId, admin.headers, (line) => waiters.get(line.bench)?.(line));
 
     const samples: Sample[] = [];
     const base: BaselineSample[] = [];
@@ -193,7 +180,10 @@ async function main() {
   process.exit(0);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// --agents N: the many-agents mode (agents.ts: API processes, idle agents, memory and CPU).
+if (argv.includes('--agents')) await import('./agents.ts');
+else
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -76,6 +76,26 @@ export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
       const [row] = await db.select().from(c).where(eq(c.commandId, commandId));
       return row;
     },
+    /**
+     * Which of these machines may have a command to claim (pending, or delivered and unanswered past
+     * the lease; not expired): a hint for services/remote-command-sweep.ts, so one statement stands in
+     * for a re-check per held long poll. It may answer a machine whose claim then finds nothing (a
+     * command of an older generation, or one waiting behind an in-flight one): that poll just waits again.
+     */
+    async machinesWithClaimable(machineIds: string[], now: Date, redeliverBefore: Date): Promise<string[]> {
+      if (!machineIds.length) return [];
+      const rows = await db
+        .selectDistinct({ machineId: c.machineId })
+        .from(c)
+        .where(
+          and(
+            inArray(c.machineId, machineIds),
+            or(eq(c.status, 'pending'), and(eq(c.status, 'delivered'), lte(c.deliveredAt, redeliverBefore))),
+            or(isNull(c.expiresAt), gt(c.expiresAt, now)),
+          ),
+        );
+      return rows.map((r) => r.machineId);
+    },
     /** Claims up to `limit` deliverable commands of a machine, oldest first, marking them delivered. */
     async claimPending(
       machineId: string,

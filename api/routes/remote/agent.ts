@@ -18,6 +18,7 @@ import {
 import { heartbeatNeedsWrite } from '../../../domain/remote-heartbeat.ts';
 import { hashRemoteSecret, newRemoteSecret, remoteSecretMatches } from '../../../domain/remote-tokens.ts';
 import { remoteBus, topics } from '../../../services/remote-bus.ts';
+import { commandSweep } from '../../../services/remote-command-sweep.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
@@ -132,6 +133,7 @@ export function agentRouter(deps: AppDeps): Router {
   const tokens = registrationTokensRepository(deps.database);
   const commands = remoteCommands(deps);
   const bus = remoteBus(deps.database);
+  const sweep = commandSweep(deps);
   const control = remoteSessionControl(deps.temporal);
   const sessions = remoteSessionsRepository(deps.database);
   const events = agentEventSink(deps, control);
@@ -262,8 +264,12 @@ export function agentRouter(deps: AppDeps): Router {
 
   r.post('/api/remote/agent/message', postRemoteAgentMessage, async (req, res) => {
     // Watched from the start: a poll can go away while its events are still being stored.
+    // Only a poll that went away before its answer aborts: aborting builds a DOMException with a stack,
+    // which on every answered poll was a few per cent of a core with 1,000 agents (bench/remote --agents).
     const gone = new AbortController();
-    res.on('close', () => gone.abort());
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort();
+    });
     const machine = await authenticateAgent(machines, req);
     await readLargeJson(req, res);
     const body = postRemoteAgentMessage.body(req);
@@ -274,16 +280,23 @@ export function agentRouter(deps: AppDeps): Router {
     const processed = await events.ingest(machine.machineId, body.events, req.log, machine.machineKey);
 
     // Long poll: claim now, or wait until a command is queued for this machine (woken through the bus
-    // from any instance) or wait_ms passes. A poll that went away before the answer gives its claim back.
-    const claimed = await bus.waitFor(
-      topics.machineCommands(machine.machineId),
-      async () => {
-        if (gone.signal.aborted) return undefined;
-        const c = await commands.claim(machine.machineId);
-        return c.commands.length ? c : undefined;
-      },
-      { timeoutMs: body.wait_ms, signal: gone.signal },
-    );
+    // from any instance, or by this process's sweep: services/remote-command-sweep.ts, instead of a
+    // re-check per poll) or wait_ms passes. A poll that went away before the answer gives its claim back.
+    // No claim once wait_ms has run out: the agent polls again at once and that poll claims first thing
+    // (an idle agent's every poll used to cost two claims, one at each end).
+    const unwatch = body.wait_ms > 0 ? sweep.watch(machine.machineId) : () => {};
+    const deadline = Date.now() + body.wait_ms;
+    const claimed = await bus
+      .waitFor(
+        topics.machineCommands(machine.machineId),
+        async () => {
+          if (gone.signal.aborted || (body.wait_ms > 0 && Date.now() >= deadline)) return undefined;
+          const c = await commands.claim(machine.machineId);
+          return c.commands.length ? c : undefined;
+        },
+        { timeoutMs: body.wait_ms, recheckMs: MAX_WAIT_MS, signal: gone.signal },
+      )
+      .finally(unwatch);
     if (gone.signal.aborted || res.destroyed || req.socket.destroyed) {
       if (claimed) await commands.release(machine.machineId, claimed.ids);
       return;
