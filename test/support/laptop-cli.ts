@@ -36,6 +36,10 @@ export interface LaptopRunOptions {
   model: string;
   prompt: string;
   otlp?: LaptopOtlp;
+  /** Arguments after the adapter's (e.g. Claude Code's `--permission-mode acceptEdits`). */
+  extraArgs?: string[];
+  /** The project folder (default: a new one in the temp HOME). */
+  cwd?: string;
   timeoutMs?: number;
 }
 
@@ -135,13 +139,17 @@ export function laptopCliEnv(tool: string, home: string, opts: LaptopRunOptions)
 }
 
 /** Runs `cliPath` (the real CLI of `tool`) once with one prompt, as on a laptop. */
-export async function runLaptopCli(tool: string, cliPath: string, opts: LaptopRunOptions): Promise<LaptopRun> {
+export async function runLaptopCli(
+  tool: string,
+  cliPath: string,
+  opts: LaptopRunOptions,
+): Promise<LaptopRun> {
   const adapter = getAdapter(tool);
   const home = mkdtempSync(path.join(os.tmpdir(), `svc-laptop-${tool}-`));
   const env = laptopCliEnv(tool, home, opts);
-  const child = spawn(cliPath, adapter.startArgs(opts.model), {
+  const child = spawn(cliPath, [...adapter.startArgs(opts.model), ...(opts.extraArgs ?? [])], {
     env,
-    cwd: mkdtempSync(path.join(home, 'project-')),
+    cwd: opts.cwd ?? mkdtempSync(path.join(home, 'project-')),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
