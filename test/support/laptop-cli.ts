@@ -38,6 +38,11 @@ export interface LaptopRunOptions {
   otlp?: LaptopOtlp;
   /** Arguments after the adapter's (e.g. Claude Code's `--permission-mode acceptEdits`). */
   extraArgs?: string[];
+  /**
+   * Ends the CLI (SIGTERM) once its output matches: some CLIs retry a refused call for minutes
+   * (Claude Code retries a 401 ten times with backoff); the test needs only the CLI's own error line.
+   */
+  stopWhen?: RegExp;
   /** The project folder (default: a new one in the temp HOME). */
   cwd?: string;
   timeoutMs?: number;
@@ -46,6 +51,8 @@ export interface LaptopRunOptions {
 export interface LaptopRun {
   code: number | null;
   timedOut: boolean;
+  /** Ended by `stopWhen`. */
+  stopped: boolean;
   stdout: string;
   stderr: string;
   home: string;
@@ -151,24 +158,47 @@ export async function runLaptopCli(
     env,
     cwd: opts.cwd ?? mkdtempSync(path.join(home, 'project-')),
     stdio: ['pipe', 'pipe', 'pipe'],
+    // Its own process group: Codex's npm entry is a Node wrapper around a native binary, and the kill
+    // must reach both (the binary alone would keep the pipes, and this run, open).
+    detached: true,
   });
+  const kill = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // already gone
+    }
+  };
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (c) => (stdout += c));
-  child.stderr.on('data', (c) => (stderr += c));
+  let stopped = false;
+  const watch = () => {
+    if (!stopped && opts.stopWhen?.test(`${stdout}\n${stderr}`)) {
+      stopped = true;
+      kill('SIGTERM');
+    }
+  };
+  child.stdout.on('data', (c) => {
+    stdout += c;
+    watch();
+  });
+  child.stderr.on('data', (c) => {
+    stderr += c;
+    watch();
+  });
   // The prompt, then EOF: stream-json CLIs end after the turn, per-turn CLIs read it whole.
   child.stdin.end(adapter.formatInput(opts.prompt));
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    child.kill('SIGKILL');
+    kill('SIGKILL');
   }, opts.timeoutMs ?? 90_000);
   const code: number | null = await new Promise((resolve) => child.on('close', (c) => resolve(c)));
   clearTimeout(timer);
   const infos = jsonLinesOf(stdout)
     .map((l) => adapter.inspect(l))
     .filter((i) => i.turnEnded);
-  return { code, timedOut, stdout, stderr, home, result: infos.at(-1) };
+  return { code, timedOut, stopped, stdout, stderr, home, result: infos.at(-1) };
 }
 
 export interface CapturedExport {
