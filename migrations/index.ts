@@ -31,6 +31,8 @@ import uploadTokens from './versions/0035_upload_tokens.ts';
 import autonomousActivityEvents from './versions/0036_autonomous_activity_events.ts';
 import sessionCliStarted from './versions/0040_session_cli_started.ts';
 import alertReads from './versions/0041_alert_reads.ts';
+import gatewayKeys from './versions/0042_gateway_keys.ts';
+import otelProductivity from './versions/0043_otel_productivity.ts';
 import { minCompatible } from './window.ts';
 
 export const MIGRATIONS: Migration[] = [
@@ -64,6 +66,8 @@ export const MIGRATIONS: Migration[] = [
   autonomousActivityEvents,
   sessionCliStarted,
   alertReads,
+  gatewayKeys,
+  otelProductivity,
 ];
 export const HEAD = MIGRATIONS[MIGRATIONS.length - 1]!.id;
 /**

@@ -16,6 +16,7 @@
 // - The model proxy reads its own body ahead of Express after its token check (api/routes/remote/
 //   llm-proxy.ts) and forwards it as sent, never inflating it.
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
+import { createGunzip, createInflate } from 'node:zlib';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../domain/errors.ts';
 
@@ -101,4 +102,16 @@ export function boundedInflate(req: Readable, inflate: Transform, maxBytes: numb
   });
   // pipeline, not pipe: a client that goes away (or a refusal) ends every stream of the chain.
   return pipeline(req, count, inflate, guard, () => {});
+}
+
+/**
+ * The body of `req`, decoded when its Content-Encoding is gzip or deflate (boundedInflate: at most
+ * `maxBytes` decoded); 415 for another encoding. Call it only once the caller is authenticated.
+ */
+export function decodedBody(req: Request, maxBytes: number): AsyncIterable<Buffer> {
+  const encoding = (req.get('content-encoding') ?? 'identity').toLowerCase();
+  if (encoding === 'identity') return req;
+  const inflate = encoding === 'gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : undefined;
+  if (inflate) return boundedInflate(req, inflate, maxBytes);
+  throw new AppError(415, `Unsupported Content-Encoding "${encoding}" (use gzip, deflate or none)`);
 }

@@ -14,10 +14,12 @@ import { authRouter } from './auth.ts';
 import { mountAutonomousRoutes } from './autonomous/index.ts';
 import { complianceRouter } from './compliance.ts';
 import { contentFilterRouter } from './content-filter.ts';
+import { gatewayKeysRouter } from './gateway-keys.ts';
 import { openApiRouter } from './openapi.ts';
 import { opsRouter } from './ops.ts';
 import { optimizationRouter } from './optimization.ts';
 import { orgSyncRouter } from './orgsync.ts';
+import { otlpRouter } from './otlp.ts';
 import { promptsRouter } from './prompts.ts';
 import { quotaRouter } from './quota.ts';
 import { apiKeyVaultRouter } from './remote/api-keys.ts';
@@ -46,6 +48,7 @@ import { workspaceSessionsRouter } from './workspace-sessions.ts';
 export function mountStreamingRoutes(app: Express, deps: AppDeps) {
   mountLlmProxy(app, deps);
   app.use(uploadStreamRouter(deps));
+  app.use(otlpRouter(deps));
 }
 
 export function mountRoutes(app: Express, deps: AppDeps) {
@@ -71,6 +74,7 @@ export function mountRoutes(app: Express, deps: AppDeps) {
   app.use(usageReportRouter(deps));
   app.use(uploadRouter(deps));
   app.use(uploadTokensRouter(deps));
+  app.use(gatewayKeysRouter(deps));
   app.use(fetchRouter(deps));
   app.use(analysisRouter(deps));
   app.use(analyticsRouter(deps));

@@ -16,7 +16,6 @@
 // - An error after rows were stored (malformed JSON in the middle, a limit passed by a chunked body, a
 //   late envelope field) answers with the progress: per list {received, stored, duplicates}, the first
 //   `received` rows of the list are done (they stay stored; uploading them again is idempotent).
-import { createGunzip, createInflate } from 'node:zlib';
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, BadRequestError } from '../../domain/errors.ts';
@@ -29,7 +28,7 @@ import {
 import { CHUNK_ROWS, ingestService } from '../../services/usage/ingest.ts';
 import type { AppDeps } from '../deps.ts';
 import { BodyTooLargeError, MalformedBodyError, readJsonEnvelope } from '../json-envelope-stream.ts';
-import { boundedInflate, InflationLimitError, MAX_INFLATION_RATIO } from '../middleware/body.ts';
+import { decodedBody, InflationLimitError, MAX_INFLATION_RATIO } from '../middleware/body.ts';
 import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { answer, RowList, uploadAuth, uploadWriters } from './upload.ts';
@@ -64,15 +63,7 @@ const BODY_LIMIT_TEXT = `Request body too large (limit ${MAX_BODY_BYTES / 1024 /
 const INFLATION_LIMIT_TEXT = `Compressed body inflates too far (limit ${MAX_INFLATION_RATIO} times its compressed size and ${MAX_BODY_BYTES / 1024 / 1024} MB decoded)`;
 const ROW_LIMIT_TEXT = `Too many rows (limit ${MAX_ROWS.toLocaleString('en-US')} per request)`;
 
-/** The request body, decoded when it is gzip or deflate. */
-function bodyOf(req: Request): AsyncIterable<Buffer> {
-  const encoding = (req.get('content-encoding') ?? 'identity').toLowerCase();
-  if (encoding === 'identity') return req;
-  const inflate = encoding === 'gzip' ? createGunzip() : encoding === 'deflate' ? createInflate() : undefined;
-  // Inflated only here, after the upload key check, bounded in size and ratio (api/middleware/body.ts).
-  if (inflate) return boundedInflate(req, inflate, MAX_BODY_BYTES);
-  throw new AppError(415, `Unsupported Content-Encoding "${encoding}" (use gzip, deflate or none)`);
-}
+const bodyOf = (req: Request) => decodedBody(req, MAX_BODY_BYTES);
 
 /**
  * Streams the body into `visitor`-like handlers and turns reading errors into answers: 400 malformed

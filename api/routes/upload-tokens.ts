@@ -10,16 +10,15 @@
 //                                        tenant, or a system administrator; anyone else 404 (as missing).
 // Create and revoke are audited (UPLOAD_TOKEN_CREATE, UPLOAD_TOKEN_REVOKE), as are refused uses
 // (UPLOAD_TOKEN_REFUSED, api/routes/upload.ts).
-import { type Request, Router } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { type UploadTokenView, uploadTokensRepository } from '../../db/repositories/upload-tokens.ts';
-import { isAdministrator, isSystemAdmin } from '../../domain/access.ts';
-import { ForbiddenError, NotFoundError } from '../../domain/errors.ts';
 import { hashUploadToken, newUploadToken, uploadTokenHint } from '../../domain/upload-tokens.ts';
 import { writeAudit } from '../audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
+import { credentialListFilter, mayManageCredential, refuseCredentialRevoke } from './personal-credentials.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -92,23 +91,9 @@ export function uploadTokensRouter(deps: AppDeps): Router {
     revoked_at: iso(t.revokedAt),
   });
 
-  /** The owner, a tenant administrator of the token's tenant, or a system administrator. */
-  const mayManage = (req: Request, t: UploadTokenView) => {
-    const { user, permissions } = req.auth;
-    if (t.userId === user.id || isSystemAdmin(user)) return true;
-    return isAdministrator(user, permissions) && user.tenantId !== null && t.tenantId === user.tenantId;
-  };
-
   r.get('/api/upload-tokens', listTokens, async (req, res) => {
     const q = listTokens.query(req);
-    const { user, permissions } = req.auth;
-    let filter: { userId?: number; tenantId?: number } = { userId: user.id };
-    if (q.scope === 'tenant') {
-      if (isSystemAdmin(user)) filter = q.tenant_id !== undefined ? { tenantId: q.tenant_id } : {};
-      else if (isAdministrator(user, permissions) && user.tenantId !== null)
-        filter = { tenantId: user.tenantId };
-      else throw new ForbiddenError("Admin access required to list the tenant's upload tokens");
-    }
+    const filter = credentialListFilter(req, q, 'upload tokens');
     const rows = await tokens.list(filter);
     res.json({ success: true, upload_tokens: rows.map(view) });
   });
@@ -138,19 +123,15 @@ export function uploadTokensRouter(deps: AppDeps): Router {
   r.delete('/api/upload-tokens/:id', revokeToken, async (req, res) => {
     const { id } = revokeToken.params(req);
     const found = await tokens.find(id);
-    // Someone else's token answers like a missing one: its existence is not disclosed.
-    if (!found || !mayManage(req, found)) {
-      await writeAudit(deps, req, {
+    // Someone else's answers like a missing one: its existence is not disclosed.
+    if (!found || !mayManageCredential(req, found))
+      return refuseCredentialRevoke(deps, req, {
         action: 'UPLOAD_TOKEN_REVOKE',
         resourceType: 'upload_token',
-        resourceId: id,
-        success: false,
-        severity: 'warning',
-        details: { reason: found ? 'not_allowed' : 'not_found' },
-        rateLimitKey: `${req.auth.user.id}:revoke`,
+        id,
+        found: found !== undefined,
+        notFound: 'Upload token not found',
       });
-      throw new NotFoundError('Upload token not found');
-    }
     const revoked = await tokens.revoke(found.id, req.auth.user.id, deps.now());
     await writeAudit(deps, req, {
       action: 'UPLOAD_TOKEN_REVOKE',

@@ -62,21 +62,26 @@ export function uploadAuth(deps: AppDeps) {
       });
     } catch (err) {
       if (!(err instanceof UploadTokenRefused)) throw err;
-      await writeAudit(deps, req, {
-        action: 'UPLOAD_TOKEN_REFUSED',
-        resourceType: 'upload_token',
-        resourceId: err.token?.id,
-        success: false,
-        severity: 'warning',
-        userId: err.token?.userId ?? null,
-        tenantId: err.token?.tenantId ?? null,
-        username: err.token?.username ?? null,
-        details: { reason: err.reason, path: req.path },
-        rateLimitKey: `${err.token?.id ?? 'unknown'}:${err.reason}`,
-      });
+      await auditRefusedToken(deps, req, err);
       throw err.error;
     }
   };
+}
+
+/** Audits a refused personal upload token (bounded per token and reason); also the OTLP ingest's. */
+export async function auditRefusedToken(deps: AppDeps, req: Request, err: UploadTokenRefused) {
+  await writeAudit(deps, req, {
+    action: 'UPLOAD_TOKEN_REFUSED',
+    resourceType: 'upload_token',
+    resourceId: err.token?.id,
+    success: false,
+    severity: 'warning',
+    userId: err.token?.userId ?? null,
+    tenantId: err.token?.tenantId ?? null,
+    username: err.token?.username ?? null,
+    details: { reason: err.reason, path: req.path },
+    rateLimitKey: `${err.token?.id ?? 'unknown'}:${err.reason}`,
+  });
 }
 
 /**

@@ -13,6 +13,8 @@
 //   proxy           the real thing: the full API (Express, request ids, metrics), proxy token check,
 //                   one context query, quota reservation and settlement, key decryption, usage
 //                   reading and recording, on SQLite (default) or PostgreSQL (DATABASE_URL)
+//   gateway         the same proxy called with a personal gateway key of the same user (issue 29: its
+//                   hash looked up instead of a signature checked; no key limits), in the same run
 // Per path: sequential (concurrency 1) latency p50/p99 of a small JSON chat completion, time to first
 // byte of a small SSE stream at concurrency 1 and 64, requests/s at 1 and 64, latency at 64.
 //
@@ -35,6 +37,7 @@ import type autocannon from 'autocannon';
 import type { AppDeps } from '../../api/deps.ts';
 import { forwardToProvider } from '../../api/llm-proxy/forward.ts';
 import { providerAuthHeaders } from '../../api/llm-proxy/provider-auth.ts';
+import { gatewayKeyPrefix, hashGatewayKey, newGatewayKey } from '../../domain/gateway-keys.ts';
 import { proxyTokenService } from '../../services/proxy-tokens.ts';
 import { quotaServiceFor } from '../../services/quota.ts';
 import { storedKeyCipher } from '../../services/stored-keys.ts';
@@ -55,7 +58,7 @@ const { values } = parseArgs({
     /** Which path --profile loads (default proxy). */
     'profile-path': { type: 'string', default: 'proxy' },
     /** Comma list of paths to measure (default all); `direct` is always included. */
-    paths: { type: 'string', default: 'direct,pass-through,forwarder,proxy' },
+    paths: { type: 'string', default: 'direct,pass-through,forwarder,proxy,gateway' },
   },
 });
 const ROUNDS = Number(values.rounds);
@@ -128,6 +131,7 @@ export async function startForwarder(upstreamBase: string): Promise<RunningServe
 /** The full API on a fresh database, with a tenant, a user, a live session, its token and a stored key. */
 export async function startApi(mockUrl: string) {
   let token = '';
+  let gatewayKey = '';
   const api = await startStack({
     env: {
       LOG_LEVEL: 'info',
@@ -144,7 +148,7 @@ export async function startApi(mockUrl: string) {
     // callers that autocannon drops at the end of a timed run (status 0, info) out of the output.
     logLevel: 'warn',
     prepare: async (deps) => {
-      token = await seed(deps, mockUrl);
+      ({ token, gatewayKey } = await seed(deps, mockUrl));
     },
   });
   const { deps } = api;
@@ -152,6 +156,7 @@ export async function startApi(mockUrl: string) {
   return {
     url: api.url,
     token,
+    gatewayKey,
     dialect: api.database.dialect,
     switches: {
       contextCache: deps.settings.SVC_PROXY_CONTEXT_CACHE_SIZE,
@@ -173,8 +178,11 @@ function passedThrough(names: string[]): Record<string, string> {
   return out;
 }
 
-/** A tenant with quotas, a user with personal limits, a live session and a stored key; the session's proxy token. */
-async function seed(deps: AppDeps, mockUrl: string): Promise<string> {
+/**
+ * A tenant with quotas, a user with personal limits, a live session and a stored key; the session's
+ * proxy token, and a gateway key of the same user.
+ */
+async function seed(deps: AppDeps, mockUrl: string): Promise<{ token: string; gatewayKey: string }> {
   const { settings, database } = deps;
   const { db, t } = database;
   const [tenant] = await db
@@ -230,7 +238,16 @@ async function seed(deps: AppDeps, mockUrl: string): Promise<string> {
     tenantId: tenant!.id,
     provider: 'openai',
   });
-  return token;
+  const gatewayKey = newGatewayKey();
+  await db.insert(t.gatewayKeys).values({
+    tenantId: tenant!.id,
+    userId: user!.id,
+    name: 'bench laptop',
+    provider: 'openai',
+    keyHash: hashGatewayKey(gatewayKey),
+    keyPrefix: gatewayKeyPrefix(gatewayKey),
+  });
+  return { token, gatewayKey };
 }
 
 async function measure(t: Target): Promise<Sample> {
@@ -359,6 +376,11 @@ async function main() {
       url: `${api.url}/api/remote/llm-proxy/chat/completions`,
       headers: { authorization: `Bearer ${api.token}` },
     },
+    {
+      name: 'gateway',
+      url: `${api.url}/api/remote/llm-proxy/chat/completions`,
+      headers: { authorization: `Bearer ${api.gatewayKey}` },
+    },
   ];
   const targets = all.filter((t) => wanted.has(t.name));
   console.log(
@@ -455,6 +477,13 @@ async function main() {
     console.log(
       `proxy accounting: ${usage.requests} requests and ${usage.tokens} tokens recorded for the bench session`,
     );
+    const gateway = rows.find((r) => r.name === 'gateway');
+    if (gateway)
+      console.log(
+        `gateway key vs session token: seq p50 ${fmt(gateway.seqP50, 3)} vs ${fmt(proxy.seqP50, 3)} ms, ` +
+          `req/s at c=${CONCURRENCY} ${Math.round(gateway.rpsN)} vs ${Math.round(proxy.rpsN)} (${fmt(gateway.rpsN / proxy.rpsN)}), ` +
+          `CPU ${Math.round(gateway.cpu)} vs ${Math.round(proxy.cpu)} us/req`,
+      );
 
     if (values.profile) await profile(all.find((t) => t.name === values['profile-path'])!, os.tmpdir());
   } finally {

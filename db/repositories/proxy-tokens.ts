@@ -1,5 +1,12 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import type { DatabaseHandle } from '../client.ts';
+import {
+  dateOf as date,
+  STORED_KEY_COLUMNS,
+  type StoredKeyRef,
+  storedKeyJoin,
+  storedKeyOf,
+} from './stored-key-join.ts';
 
 /**
  * Everything the model proxy needs to decide about one call, read in one query: the token's issuance
@@ -28,7 +35,7 @@ export interface ProxyCallContext {
   tenantStatus: string | null;
   tenantDeletedAt: Date | null;
   /** createdBySystemAdmin: false means the proxy connects through the egress guard. */
-  key: { id: number; encryptedKey: string; baseUrl: string | null; createdBySystemAdmin: boolean } | null;
+  key: StoredKeyRef | null;
 }
 
 const CALL_CONTEXT = `
@@ -37,18 +44,14 @@ SELECT pt.session_id, pt.user_id, COALESCE(pt.tenant_id, s.tenant_id) AS tenant_
        COALESCE(m.machine_name, s.host_name) AS host_name,
        u.id AS user_row, u.is_active AS user_active, u.deleted_at AS user_deleted_at, u.username,
        tn.name AS tenant_name, tn.status AS tenant_status, tn.deleted_at AS tenant_deleted_at,
-       k.id AS key_id, k.encrypted_key, k.base_url, k.created_by_system_admin
+       ${STORED_KEY_COLUMNS}
 FROM proxy_tokens pt
 LEFT JOIN agent_sessions s ON s.session_id = pt.session_id
 LEFT JOIN remote_machines m ON m.machine_id = s.remote_machine_id
 LEFT JOIN users u ON u.id = pt.user_id
 LEFT JOIN tenants tn ON tn.id = COALESCE(pt.tenant_id, s.tenant_id)
-LEFT JOIN api_key_store k ON k.id = (
-  SELECT MAX(k2.id) FROM api_key_store k2
-  WHERE k2.tenant_id = COALESCE(pt.tenant_id, s.tenant_id) AND k2.provider = pt.provider AND k2.is_active = ?)
+${storedKeyJoin('COALESCE(pt.tenant_id, s.tenant_id)', 'pt.provider')}
 WHERE pt.jti = ?`;
-
-const date = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(Number(v)));
 
 export function proxyTokensRepository({ db, t, sql }: DatabaseHandle) {
   return {
@@ -88,15 +91,7 @@ export function proxyTokensRepository({ db, t, sql }: DatabaseHandle) {
         tenantName: r.tenant_name == null ? null : String(r.tenant_name),
         tenantStatus: r.tenant_status == null ? null : String(r.tenant_status),
         tenantDeletedAt: date(r.tenant_deleted_at),
-        key:
-          r.key_id == null
-            ? null
-            : {
-                id: Number(r.key_id),
-                encryptedKey: String(r.encrypted_key),
-                baseUrl: r.base_url == null ? null : String(r.base_url),
-                createdBySystemAdmin: Boolean(r.created_by_system_admin),
-              },
+        key: storedKeyOf(r),
       };
     },
   };

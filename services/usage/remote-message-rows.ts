@@ -8,9 +8,9 @@ import { DEFAULT_TENANT_ID } from '../../domain/tenants.ts';
 import type { Usage } from '../../domain/usage/usage.ts';
 import type { IngestMessage } from './ingest.ts';
 
-/** Where remote work happened, from the session. */
+/** Where remote work happened, from the session (a gateway key's call has none: sessionId null). */
 export interface RemoteSessionRef {
-  sessionId: string;
+  sessionId: string | null;
   /** The session's user (the message's user_id). */
   userId: number;
   /** The session's tenant; null counts under DEFAULT_TENANT_ID (like an unknown sender's upload). */
@@ -32,6 +32,8 @@ export interface ProxiedCall extends RemoteSessionRef {
   usage: Usage | null;
   provider: string;
   endpoint: string;
+  /** `gateway`: made with a personal gateway key from a user's own CLI (issue 29), not a session. */
+  source?: 'gateway';
 }
 
 /** A prompt a user sent to a remote session. */
@@ -139,7 +141,7 @@ export function proxiedCallRow(call: ProxiedCall, messageId: string): IngestMess
     model: cut(u?.model, 100),
     timestamp: call.at,
     senderName: cut(call.username, 255),
-    messageSource: 'proxy',
+    messageSource: call.source ?? 'proxy',
   });
 }
 

@@ -102,6 +102,7 @@ function Shell() {
             <span class="user-role">{user.role}</span>
             <a href="/api-docs">API reference</a>
             <a href="/upload-tokens">Upload tokens</a>
+            <a href="/gateway-keys">Gateway keys</a>
             <a href={`/change-password?next=${encodeURIComponent(url)}`}>Change password</a>
             <Button variant="link" onClick={onLogout}>
               Log out

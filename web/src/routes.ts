@@ -31,6 +31,7 @@ export const routes: AppRoute[] = [
   { path: '/messages', title: 'Messages', nav: 'messages', load: () => import('./pages/messages/index.tsx') },
   { path: '/api-docs', title: 'API reference', load: () => import('./pages/api-docs/index.tsx') },
   { path: '/upload-tokens', title: 'Upload tokens', load: () => import('./pages/upload-tokens/index.tsx') },
+  { path: '/gateway-keys', title: 'Gateway keys', load: () => import('./pages/gateway-keys/index.tsx') },
   {
     path: '/messages/conversations',
     title: 'Conversations',

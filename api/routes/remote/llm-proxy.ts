@@ -52,6 +52,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express, Request } from 'express';
 import type { ProxyCallContext } from '../../../db/repositories/proxy-tokens.ts';
 import { sessionProviderErrors } from '../../../db/repositories/session-provider-errors.ts';
+import { isGatewayKey } from '../../../domain/gateway-keys.ts';
 import {
   DEFAULT_PROVIDER_BASE_URLS,
   isKeyProvider,
@@ -80,6 +81,7 @@ import { remoteMessagesFor } from '../../../services/usage/remote-messages.ts';
 import { writeAudit } from '../../audit.ts';
 import type { AppDeps } from '../../deps.ts';
 import { type ForwardResult, forwardToProvider } from '../../llm-proxy/forward.ts';
+import { type GatewayCaller, gatewayCallers } from '../../llm-proxy/gateway-caller.ts';
 import { providerAuthHeaders } from '../../llm-proxy/provider-auth.ts';
 import { type ProxyErrorType, sendProxyError } from '../../llm-proxy/proxy-error.ts';
 import { readRequestBody } from '../../llm-proxy/stream-usage-rewrite.ts';
@@ -181,6 +183,8 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
   const providerErrors = sessionProviderErrors(deps.database);
   const contentFilter = contentFilterFor(deps);
   const cipher = storedKeyCipher(deps.settings);
+  // Personal gateway keys (issue 29): resolved in api/llm-proxy/gateway-caller.ts, then the same path.
+  const gateway = gatewayCallers(deps);
   // Keys a tenant admin wrote connect through the egress guard (a system admin's keys never do).
   const egress = egressGuardFor(deps.settings);
   // PostgreSQL: a round trip each, so the reservation overlaps the context read. SQLite runs them
@@ -214,7 +218,12 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
    * only). Awaited before the error is sent (refusals here, provider errors through the relay's
    * `onProviderError`), so a CLI that exits on the error never beats its record.
    */
-  function recordCallError(call: ProxyCallContext, fact: SessionCallError): Promise<void> {
+  function recordCallError(
+    call: ProxyCallContext,
+    fact: SessionCallError,
+    gw?: GatewayCaller,
+  ): Promise<void> {
+    if (gw !== undefined) return Promise.resolve(); // a gateway key's call has no session
     return providerErrors
       .record(call.tenantId, call.sessionId, fact, deps.now())
       .catch((error) =>
@@ -251,11 +260,14 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     res: ServerResponse,
     started: number,
     r: Refusal,
-    who: { claims?: { sid: string; uid: number; tid: number | null; prv: string }; ctx?: ProxyCallContext },
+    who: {
+      claims?: { sid: string; uid: number; tid: number | null; prv: string; typ?: string };
+      ctx?: ProxyCallContext;
+    },
   ) {
     await writeAudit(deps, asExpressRequest(req), {
       action: 'REMOTE_LLM_PROXY_REFUSED',
-      resourceType: 'agent_session',
+      resourceType: who.claims?.typ === 'gateway' ? 'gateway_key' : 'agent_session',
       resourceId: who.claims?.sid,
       success: false,
       severity: 'warning',
@@ -283,6 +295,43 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     );
   }
 
+  /** A gateway key's caller, or undefined once its refusal was answered. */
+  async function resolveGateway(
+    req: ProxyRequest,
+    res: ServerResponse,
+    started: number,
+    key: string,
+  ): Promise<GatewayCaller | undefined> {
+    let r: Awaited<ReturnType<typeof gateway.resolve>>;
+    try {
+      r = await gateway.resolve(key, req.headers['user-agent']);
+    } catch (error) {
+      deps.logger.error(
+        { err: (error as Error).message },
+        'llm-proxy: gateway key check failed; call refused',
+      );
+      const message = 'The proxy could not check the gateway key; try again';
+      await refuse(
+        req,
+        res,
+        started,
+        { status: 503, type: 'quota_check_failed', message, reason: 'check_failed' },
+        {},
+      );
+      return undefined;
+    }
+    if (r.ok) return r.caller;
+    const claims = r.who ? { ...r.who, typ: 'gateway' } : undefined;
+    await refuse(
+      req,
+      res,
+      started,
+      { status: r.status, type: 'proxy_auth_error', message: r.message, reason: r.reason },
+      { claims },
+    );
+    return undefined;
+  }
+
   async function handle(req: ProxyRequest, res: ServerResponse, started: number): Promise<void> {
     if (warmUp(req, res, started)) return;
     const path = (req.url ?? '').slice(LLM_PROXY_PREFIX.length);
@@ -296,7 +345,14 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
         {},
       );
     }
-    const sig = tokens.verifySignature(token);
+    // A personal gateway key is resolved first (its own module); the path below is then shared.
+    let gw: GatewayCaller | undefined;
+    if (isGatewayKey(token)) {
+      const resolved = await resolveGateway(req, res, started, token);
+      if (resolved === undefined) return;
+      gw = resolved;
+    }
+    const sig = gw ? ({ ok: true, claims: gw.claims } as const) : tokens.verifySignature(token);
     if (!sig.ok || !isKeyProvider(sig.claims.prv)) {
       const reason = sig.ok ? 'malformed' : sig.reason;
       return refuse(
@@ -342,14 +398,16 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     // Every forwarded call takes one request from the quota (reserve() never rejects, so an early
     // reservation is always awaited and released on refusal).
     const early =
-      overlapReservation && claims.tid !== null
+      overlapReservation && claims.tid !== null && gw === undefined
         ? reserve({ userId: claims.uid, tenantId: claims.tid })
         : undefined;
     let reserved: ReserveOutcome | undefined;
     let ctx: ProxyCallContext | undefined;
     let readAt: number | undefined;
     try {
-      ({ ctx, generation: readAt } = await tokens.cachedCallContext(claims));
+      ({ ctx, generation: readAt } = gw
+        ? { ctx: gw.call, generation: undefined }
+        : await tokens.cachedCallContext(claims));
       reserved = await early;
     } catch (error) {
       release(await early);
@@ -368,7 +426,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       );
     }
 
-    const refusal = proxyCallRefusal(claims, ctx, deps.now());
+    const refusal = gw ? null : proxyCallRefusal(claims, ctx, deps.now());
     if (refusal !== null) {
       release(reserved);
       const forbidden = refusal === 'user_inactive' || refusal === 'tenant_inactive';
@@ -415,7 +473,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
 
     if (reserved === undefined) reserved = await reserve({ userId: call.userId, tenantId: call.tenantId });
     if (reserved?.kind === 'failed') {
-      await recordCallError(call, 'quota_check_failed');
+      await recordCallError(call, 'quota_check_failed', gw);
       return refuse(
         req,
         res,
@@ -431,7 +489,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
     }
     if (reserved?.kind === 'exceeded') {
       const retryAfter = secondsUntilPeriodEnd(refusalPeriod(reserved.exceeded), deps.now());
-      await recordCallError(call, 'quota_exceeded');
+      await recordCallError(call, 'quota_exceeded', gw);
       return refuse(
         req,
         res,
@@ -515,6 +573,32 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
 
     const reservation = reserved?.kind === 'ok' ? reserved.reservation : undefined;
     const metering = allowed.metering;
+    // A gateway key's own limits, inside its owner's quota (after it: the key's counters are only
+    // taken for a call the quota let through).
+    let keySettle: ((tokens: number, counted: boolean) => Promise<void>) | undefined;
+    if (gw !== undefined && reservation !== undefined) {
+      const limits = await gateway.keys.reserveKeyLimits(gw.key, reservation.periods).catch(() => undefined);
+      if (limits === undefined || 'refused' in limits) {
+        release(reserved);
+        const failed = limits === undefined;
+        return refuse(
+          req,
+          res,
+          started,
+          {
+            status: failed ? 503 : 429,
+            type: failed ? 'quota_check_failed' : 'quota_exceeded',
+            message: failed ? "The gateway key's limits could not be checked; try again" : limits.refused,
+            reason: failed ? 'quota_check_failed' : 'key_limit_exceeded',
+            headers: failed
+              ? undefined
+              : { ...NO_RETRY, 'retry-after': String(secondsUntilPeriodEnd('daily', deps.now())) },
+          },
+          { claims, ctx },
+        );
+      }
+      keySettle = limits.settle;
+    }
 
     forwardToProvider({
       req,
@@ -530,16 +614,20 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
       // A relayed provider error: its class goes on the session before the caller sees the error
       // (error responses only, off the success path) for the autonomous runner
       // (db/repositories/session-provider-errors.ts).
-      onProviderError: (cls) => recordCallError(call, cls),
+      onProviderError: (cls) => recordCallError(call, cls, gw),
       onDone: (result: ForwardResult) => {
         // One assistant response = one request (spec rule 3): the provider answered 2xx, even if the
         // caller left before the end. Anything else gives the reservation back.
         const counted = result.status >= 200 && result.status < 300;
         // A context read from the database is cached once a call made with it was answered.
         if (counted && readAt !== undefined) tokens.rememberCallContext(claims, call, readAt);
+        if (gw !== undefined) {
+          void keySettle?.(counted ? (result.usage?.totalTokens ?? 0) : 0, counted).catch(() => {});
+          if (counted) gateway.keys.touch(gw.key);
+        }
         if (reservation !== undefined) {
           const where = {
-            sessionId: call.sessionId,
+            sessionId: gw ? null : call.sessionId,
             toolName: call.toolName ?? 'remote',
             hostName: call.hostName ?? 'localhost',
           };
@@ -557,6 +645,7 @@ export function llmProxyHandler(deps: AppDeps, app?: Express) {
               usage: result.usage,
               provider,
               endpoint: allowed.pattern,
+              ...(gw ? { source: 'gateway' as const } : {}),
             });
         }
         const unreadable = counted && metering.kind === 'tokens' && result.usage === null;

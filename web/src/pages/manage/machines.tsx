@@ -11,6 +11,7 @@ import { api } from '../../api/client.ts';
 import { isSystemAdmin } from '../../auth/access.ts';
 import { useAuth } from '../../auth/session.tsx';
 import { ConfirmButton } from '../../ui/confirm.tsx';
+import { CopyBox } from '../../ui/copy-box.tsx';
 import { Button, ErrorBox, Field, formatTime, Table } from '../../ui/index.ts';
 import { Loaded } from '../../ui/loaded.tsx';
 import { SelectField } from '../../ui/select-field.tsx';
@@ -29,30 +30,6 @@ interface Created {
   tenant_id: number;
   machine_id: string | null;
   expires_at: string;
-}
-
-function CopyBox({ label, text }: { label: string; text: string }) {
-  const [copied, setCopied] = useState<string | null>(null);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(text);
-      setCopied('Copied');
-    } catch {
-      setCopied('Copying is blocked here: select the text and copy it');
-    }
-  };
-  return (
-    <div>
-      <strong>{label}</strong>
-      <pre>{text}</pre>
-      <div class="form-actions">
-        <Button onClick={copy} aria-label={`Copy ${label.toLowerCase()}`}>
-          Copy
-        </Button>
-        <span role="status">{copied}</span>
-      </div>
-    </div>
-  );
 }
 
 function NewToken({ token, tenants, onClose }: { token: Created; tenants: string; onClose: () => void }) {
