@@ -206,6 +206,8 @@ export interface CapturedExport {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
+  /** With `forwardTo`: the status the service answered this export with. */
+  status?: number;
 }
 
 export interface OtlpCapture {
@@ -214,19 +216,44 @@ export interface OtlpCapture {
   close(): Promise<void>;
 }
 
-/** A real OTLP/HTTP receiver that answers 200 with an empty (all accepted) response and keeps the bodies. */
-export async function startOtlpCapture(): Promise<OtlpCapture> {
+/** The request headers an OTLP export carries that the relay passes on. */
+const FORWARDED = ['content-type', 'content-encoding', 'authorization', 'user-agent'];
+
+/**
+ * A real OTLP/HTTP receiver that keeps every body as sent. Alone it answers 200 with an empty (all
+ * accepted) response; with `forwardTo` (the service's base URL) it relays each export there and
+ * answers with the service's answer, recorded once it came (so a test knows the export was processed).
+ */
+export async function startOtlpCapture(opts: { forwardTo?: string } = {}): Promise<OtlpCapture> {
   const requests: CapturedExport[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      requests.push({
+    req.on('end', async () => {
+      const captured: CapturedExport = {
         method: req.method ?? '',
         path: req.url ?? '',
         headers: req.headers,
         body: Buffer.concat(chunks),
-      });
+      };
+      if (opts.forwardTo) {
+        const headers: Record<string, string> = {};
+        for (const h of FORWARDED) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h];
+        const answer = await fetch(`${trimSlash(opts.forwardTo)}${captured.path}`, {
+          method: captured.method,
+          headers,
+          body: new Uint8Array(captured.body),
+        }).catch(() => undefined);
+        const body = answer ? Buffer.from(await answer.arrayBuffer()) : Buffer.alloc(0);
+        captured.status = answer?.status ?? 502;
+        requests.push(captured);
+        res.writeHead(captured.status, {
+          'content-type': answer?.headers.get('content-type') ?? 'text/plain',
+        });
+        res.end(body);
+        return;
+      }
+      requests.push(captured);
       const json = String(req.headers['content-type'] ?? '').includes('json');
       res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
       res.end(json ? '{}' : '');
