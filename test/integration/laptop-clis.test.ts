@@ -257,12 +257,6 @@ for (const c of CASES.filter((x) => !process.env.LAPTOP_CLI || x.tool === proces
         assert.equal(row.outputTokens, c.usage.outputTokens);
         assert.equal(row.tokensUsed, c.usage.totalTokens);
       }
-      const quota = await waitUntil('quota settled', async () => {
-        const q = await dailyQuota(user.id);
-        return q && q.requestsReserved === 0 && q.requestsUsed >= calls.length ? q : undefined;
-      });
-      assert.equal(quota.requestsUsed, calls.length);
-      assert.equal(quota.tokensUsed, c.usage.totalTokens * calls.length);
 
       // Telemetry: the CLI's logs and metrics reached the service with the key and were accepted;
       // its request events name the calls the proxy already counted, so no `otel` row is added.
@@ -281,11 +275,29 @@ for (const c of CASES.filter((x) => !process.env.LAPTOP_CLI || x.tool === proces
         if (e.path === '/v1/logs' || e.path === '/v1/metrics')
           assert.equal(e.status, 200, `${e.path} accepted`);
       }
+      if (process.env.REAL_CLI_DEBUG)
+        console.log(
+          mock.requests.slice(callsBefore).map((r) => r.path),
+          await assistantRows(user.id, 'gateway'),
+        );
       assert.deepEqual(
-        (await assistantRows(user.id, 'otel')).map((r) => [r.model, r.inputTokens, r.outputTokens]),
+        (await assistantRows(user.id, 'otel')).map((r) => [
+          r.model,
+          r.inputTokens,
+          r.outputTokens,
+          r.timestamp,
+        ]),
         [],
         'no call counted twice',
       );
+
+      // The quota counted each call once (an `otel` row would have counted it again).
+      const quota = await waitUntil('quota settled', async () => {
+        const q = await dailyQuota(user.id);
+        return q && q.requestsReserved === 0 && q.requestsUsed >= calls.length ? q : undefined;
+      });
+      assert.equal(quota.requestsUsed, calls.length);
+      assert.equal(quota.tokensUsed, c.usage.totalTokens * calls.length);
       if (c.edit) {
         // Claude Code's figures for the written file (it counts the trailing newline as a fourth line).
         const { db, t } = app.database;
@@ -326,14 +338,13 @@ for (const c of CASES.filter((x) => !process.env.LAPTOP_CLI || x.tool === proces
         const shown = `${result.result?.turnError ?? ''}\n${result.stdout}\n${result.stderr}`;
         assert.match(shown, QUOTA_REFUSAL, 'the CLI shows the proxy’s refusal');
       }
-      const refusals = await app.database.sql.query<{ details: string }>(
-        "SELECT details FROM audit_logs WHERE action = 'REMOTE_LLM_PROXY_REFUSED' AND user_id = ?",
-        [user.id],
-      );
-      assert.ok(
-        refusals.some((r) => String(r.details).includes('quota_exceeded')),
-        'the proxy recorded the quota refusal',
-      );
+      await waitUntil('the audit row of the quota refusal', async () => {
+        const refusals = await app.database.sql.query<{ details: string }>(
+          "SELECT details FROM audit_logs WHERE action = 'REMOTE_LLM_PROXY_REFUSED' AND user_id = ?",
+          [user.id],
+        );
+        return refusals.some((r) => String(r.details).includes('quota_exceeded'));
+      });
       await setUserQuota(app, cast.admin.session, user.id, { daily_request_quota: 1000 });
     });
 
