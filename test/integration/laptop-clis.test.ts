@@ -20,7 +20,7 @@ import { dayKey } from '../../domain/quota.ts';
 import { MOCK_EXPECTED_USAGE, type MockProvider, startMockProvider } from '../fixtures/mock-provider.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { type LaptopRun, type OtlpCapture, runLaptopCli, startOtlpCapture } from '../support/laptop-cli.ts';
-import { setUserQuota } from '../support/quota.ts';
+import { dailyQuotaRow, setUserQuota } from '../support/quota.ts';
 import { storeProviderKey } from '../support/real-cli-session.ts';
 import { realCli } from '../support/real-clis.ts';
 import { buildRemoteCast, type Person, person, type RemoteCast, waitUntil } from '../support/remote.ts';
@@ -187,21 +187,6 @@ async function assistantRows(userId: number, source: 'gateway' | 'otel') {
     .orderBy(t.dailyMessages.id);
 }
 
-async function dailyQuota(userId: number) {
-  const { db, t } = app.database;
-  const [row] = await db
-    .select()
-    .from(t.quotaUsage)
-    .where(
-      and(
-        eq(t.quotaUsage.userId, userId),
-        eq(t.quotaUsage.period, 'daily'),
-        eq(t.quotaUsage.date, dayKey(app.clock.now())),
-      ),
-    );
-  return row;
-}
-
 // LAPTOP_CLI=<tool id> runs one CLI's tests (debugging).
 for (const c of CASES.filter((x) => !process.env.LAPTOP_CLI || x.tool === process.env.LAPTOP_CLI)) {
   const cli = realCli(c.tool);
@@ -293,7 +278,7 @@ for (const c of CASES.filter((x) => !process.env.LAPTOP_CLI || x.tool === proces
 
       // The quota counted each call once (an `otel` row would have counted it again).
       const quota = await waitUntil('quota settled', async () => {
-        const q = await dailyQuota(user.id);
+        const q = await dailyQuotaRow(app, user.id);
         return q && q.requestsReserved === 0 && q.requestsUsed >= calls.length ? q : undefined;
       });
       assert.equal(quota.requestsUsed, calls.length);
