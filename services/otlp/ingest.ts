@@ -19,6 +19,7 @@ import {
 } from '../../domain/otlp/productivity.ts';
 import { callsOfLogs, type OtelCall } from '../../domain/otlp/usage-events.ts';
 import { type IngestService, ingestService } from '../usage/ingest.ts';
+import { remoteMessagesFor } from '../usage/remote-messages.ts';
 import type { IngestCaller } from './ingest-caller.ts';
 
 /** A CLI's event and the proxy's row of the same call are this close in time (either way). */
@@ -73,6 +74,11 @@ export function otlpIngestService(deps: { database: DatabaseHandle; now: () => D
   return {
     async logs(request: Record<string, unknown>, caller: IngestCaller): Promise<OtlpOutcome> {
       const calls = callsOfLogs(request, deps.now());
+      // The proxy queues its `gateway` rows (services/usage/remote-messages.ts, written every flush
+      // interval): write this instance's queue first, or a CLI's event that comes in before the flush
+      // finds no twin and the call is counted twice. (A call proxied by another API instance is
+      // still only as visible as that instance's last flush.)
+      if (calls.length) await remoteMessagesFor(deps).flush();
       const rows = [];
       let viaGateway = 0;
       for (const call of calls) {

@@ -17,8 +17,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { and, eq } from 'drizzle-orm';
-import { dayKey } from '../../domain/quota.ts';
+import { eq } from 'drizzle-orm';
 import { invalidateProxyContexts, proxyContextCache } from '../../services/proxy/call-context-cache.ts';
 import { proxyTokenService } from '../../services/proxy-tokens.ts';
 import { quotaServiceFor } from '../../services/quota.ts';
@@ -26,6 +25,7 @@ import { type MockProvider, startMockProvider } from '../fixtures/mock-provider.
 import { createTenant, uniqueName } from '../support/actors.ts';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../support/database.ts';
 import { ADMIN, startTestApp, type TestApp } from '../support/harness.ts';
+import { dailyQuotaRow } from '../support/quota.ts';
 import { api, login, type Session } from '../support/session.ts';
 
 const LEASE = 4;
@@ -144,21 +144,6 @@ async function call(app: TestApp, token: string): Promise<{ status: number; body
   return { status: r.status, body: await r.json() };
 }
 
-async function dailyRow(userId: number, app = a) {
-  const { db, t } = app.database;
-  const [row] = await db
-    .select()
-    .from(t.quotaUsage)
-    .where(
-      and(
-        eq(t.quotaUsage.userId, userId),
-        eq(t.quotaUsage.period, 'daily'),
-        eq(t.quotaUsage.date, dayKey(app.clock.now())),
-      ),
-    );
-  return row!;
-}
-
 /** Every lease returned and every settle written, on both instances. */
 async function settleAll() {
   for (const app of b === a ? [a] : [a, b]) {
@@ -176,7 +161,7 @@ async function rowOnceSettled(userId: number, used: number) {
   const deadline = Date.now() + 5_000;
   for (;;) {
     await settleAll();
-    const row = await dailyRow(userId);
+    const row = await dailyQuotaRow(a, userId);
     if ((row.requestsUsed >= used && row.requestsReserved === 0) || Date.now() > deadline) return row;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -246,7 +231,7 @@ test('two instances with quota leases never let more calls through than the quot
   assert.ok(quotaServiceFor(a.deps).leasesHeld() > 0, 'A holds a lease');
   assert.equal((await call(b, s.token)).status, 200);
   assert.ok(quotaServiceFor(b.deps).leasesHeld() > 0, 'B holds a lease');
-  const leased = await dailyRow(s.userId);
+  const leased = await dailyQuotaRow(a, s.userId);
   // The leases are reserved in the database (an idle one may already have been returned).
   assert.ok(
     leased.requestsReserved > 0 && leased.requestsReserved <= instances * LEASE,
@@ -341,11 +326,11 @@ test('leases off (SVC_QUOTA_LEASE_REQUESTS=0): every call reserves exactly, a ra
     for (let i = 0; i < 4; i++) statuses.push((await call(exact, s.token)).status);
     assert.deepEqual(statuses, [200, 429, 429, 429], 'exactly the new quota gets through');
     // The last settle is queued when the server closes its response: wait for it (bounded).
-    let row = await dailyRow(s.userId, exact);
+    let row = await dailyQuotaRow(exact, s.userId);
     for (let i = 0; i < 250 && (row.requestsUsed < 2 || row.requestsReserved > 0); i++) {
       await quotaServiceFor(exact.deps).flush();
       await new Promise((resolve) => setTimeout(resolve, 20));
-      row = await dailyRow(s.userId, exact);
+      row = await dailyQuotaRow(exact, s.userId);
     }
     assert.equal(row.requestsUsed, 2);
     assert.equal(row.requestsReserved, 0);

@@ -2,6 +2,8 @@
 // assistant messages sent by the user's username), and personal quotas set through the admin API.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { dayKey } from '../../domain/quota.ts';
 import type { TestApp } from './harness.ts';
 import { api, type Session } from './session.ts';
 
@@ -34,4 +36,20 @@ export async function setUserQuota(
 ) {
   const r = await api(app.url, 'PUT', `/api/admin/users/${userId}/quota`, { auth: admin, body: quota });
   assert.equal(r.status, 200, JSON.stringify(r.body));
+}
+
+/** The user's daily quota_usage row of the app's today, if any. */
+export async function dailyQuotaRow(app: Pick<TestApp, 'database' | 'clock'>, userId: number) {
+  const { db, t } = app.database;
+  const [row] = await db
+    .select()
+    .from(t.quotaUsage)
+    .where(
+      and(
+        eq(t.quotaUsage.userId, userId),
+        eq(t.quotaUsage.period, 'daily'),
+        eq(t.quotaUsage.date, dayKey(app.clock.now())),
+      ),
+    );
+  return row;
 }
