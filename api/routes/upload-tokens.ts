@@ -16,8 +16,8 @@ import { type UploadTokenView, uploadTokensRepository } from '../../db/repositor
 import { isAdministrator, isSystemAdmin } from '../../domain/access.ts';
 import { ForbiddenError, NotFoundError } from '../../domain/errors.ts';
 import { hashUploadToken, newUploadToken, uploadTokenHint } from '../../domain/upload-tokens.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

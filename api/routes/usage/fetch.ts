@@ -25,16 +25,16 @@ import { runTotals } from '../../../domain/collectors/progress.ts';
 import { AGENT_REPORTS_SOURCE, TRANSCRIPT_SOURCES } from '../../../domain/collectors/sources.ts';
 import { AppError, NotFoundError } from '../../../domain/errors.ts';
 import { readScope } from '../../../domain/tenant-scope.ts';
+import { writeAudit } from '../../../services/audit.ts';
 import { collectRunInput } from '../../../services/collectors/run-input.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { rethrowIfTemporalUnavailable } from '../../../services/temporal-unavailable.ts';
+import { collectUsageWorkflow } from '../../../workflows/usage/collect.ts';
 import {
   type CollectRunProgress,
   collectProgressQuery,
-  collectUsageWorkflow,
   collectWorkflowId,
-} from '../../../workflows/usage/collect.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
+} from '../../../workflows/usage/contract.ts';
 import { authenticate, requirePermission, requireSystemAdmin } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 

@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { type MessageFilter, messageReadRepository } from '../../../db/repositories/usage/read-messages.ts';
 import { BadRequestError, NotFoundError } from '../../../domain/errors.ts';
 import { isRequest } from '../../../domain/usage/counting.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { count, day, listOf, nullableInt, nullableString } from '../../openapi/shapes.ts';

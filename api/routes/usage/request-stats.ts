@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { requestReadRepository } from '../../../db/repositories/usage/read-requests.ts';
 import { monthRange, resolveRange } from '../../../domain/usage/read-dates.ts';
 import { requestsByDay, sortedObject } from '../../../domain/usage/read-figures.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { anyObject, count, day, nullableInt, nullableString } from '../../openapi/shapes.ts';

@@ -19,7 +19,7 @@ import { type UsageFilter, usageReadRepository } from '../../../db/repositories/
 import type { ReadScope } from '../../../domain/tenant-scope.ts';
 import { lastDays, MAX_RANGE_DAYS, resolveRange } from '../../../domain/usage/read-dates.ts';
 import { byDay, byTool } from '../../../domain/usage/read-figures.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { count, day, dayFigures, listOf, toolFigures, usageTotals } from '../../openapi/shapes.ts';
