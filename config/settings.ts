@@ -232,7 +232,7 @@ const chatPlatformSection = z
   })
   .strict();
 
-/** The nested sections; each key is documented in the README's settings table. */
+/** The nested sections; each key is documented in config/settings-docs.ts (the settings reference). */
 const sectionSchemas = {
   /** Outbound calls to URLs that users control (tenant-written provider keys today). */
   egress: z
@@ -407,6 +407,11 @@ export type Settings = z.infer<typeof flatSchema> &
   };
 
 export const SETTING_NAMES = Object.keys(flatSchema.shape) as (keyof z.infer<typeof flatSchema>)[];
+
+/** Every key of every nested section, as `section.key`. */
+export const SECTION_SETTING_NAMES: string[] = SECTION_NAMES.flatMap((section) =>
+  Object.keys(sectionSchemas[section].shape).map((key) => `${section}.${key}`),
+);
 
 /** The environment variable that overrides `section.key`. */
 export const sectionEnvName = (section: string, key: string) =>

@@ -25,6 +25,18 @@ if (!files.length) {
   process.exit(1);
 }
 
+// What the reader is about to wait for, and how to wait less (figures from the last measured CI run on
+// 2 cores: docs/contributors/tests-and-ci.md).
+const areas = [...new Set(findTests('test').map((f) => f.split(path.sep).slice(0, 2).join('/')))];
+console.log(
+  filters.length
+    ? `npm test: ${files.length} matching file(s)`
+    : `npm test: all ${files.length} test files; the last measured full run took 44 minutes on 2 cores ` +
+        `beside the PostgreSQL suite, as CI runs them (docs/contributors/tests-and-ci.md).\n` +
+        `One area or file: npm test -- <area or substring>, e.g. npm test -- test/integration/llm-proxy. ` +
+        `Areas: ${areas.join(', ')}`,
+);
+
 // Browser tests drive the built web application: build it once here when missing or stale.
 if (files.some((f) => f.startsWith(path.join('test', 'browser'))))
   await ensureWebBuilt((l) => console.log(l));
