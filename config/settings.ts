@@ -185,7 +185,7 @@ const flatSchema = z.object({
    * The sandbox (agent/sandbox/) around every process the service starts for a user: the autonomous
    * runner's CLIs and the local forge's CI and pre-commit hooks. `on`: work that cannot be sandboxed
    * (no bubblewrap, user namespaces off) is refused with the reason; `off`: the operator accepts running
-   * it unconfined, and every such run logs a warning. README "Security model".
+   * it unconfined, and every such run logs a warning. docs/operators/security.md "Security model".
    */
   SVC_SANDBOX: z.enum(['on', 'off']).default('on'),
 });

@@ -1,4 +1,4 @@
-// The counting rules of every usage figure, pure (README, "Reading usage"). One place, so no endpoint
+// The counting rules of every usage figure, pure (docs/administrators/usage-analytics-and-roi.md "Reading usage"). One place, so no endpoint
 // counts on its own:
 //   - requests: one request is one assistant message in daily_messages (spec rule 3). A usage report's
 //     `request_count` is stored with the report (usage_uploads) but never counted: a report has no

@@ -4,7 +4,7 @@
 // (input, output, total), requests (rule 3: assistant messages) and the estimated cost (the effective
 // price table, domain/roi/prices.ts). Every cell lands in exactly one row, so the rows add up to the
 // totals whatever the grouping, and nothing is counted twice: a usage report that a day's messages
-// already cover is not in daily_usage's remainder (README "Reading usage", the usage-figures rules).
+// already cover is not in daily_usage's remainder (docs/administrators/usage-analytics-and-roi.md "Reading usage", the usage-figures rules).
 import { type PricedCell, totalsOf } from '../roi/figures.ts';
 import { money } from '../roi/prices.ts';
 

@@ -193,7 +193,7 @@ test('trigger() runs a collection recorded as scheduled; a tick while it runs is
   assert.equal(run.trigger, 'schedule');
   assert.equal(run.requested_by, null);
   assert.equal(run.status, 'completed');
-  // The sample transcripts (README "Collecting transcripts"): 12 Claude Code and 4 Codex messages.
+  // The sample transcripts (docs/integrators/collectors.md "Collecting transcripts"): 12 Claude Code and 4 Codex messages.
   assert.deepEqual(
     [run.files_read, run.messages_read, run.messages_stored, run.duplicates, run.error_count],
     [3, 16, 16, 0, 0],

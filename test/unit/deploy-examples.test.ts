@@ -48,7 +48,7 @@ const end = readme.indexOf('\n## ', start + 5);
 const section = readme.slice(start, end);
 
 test('the README has the Production deployment section and the example files it names', () => {
-  assert.ok(start > 0, 'README section "Production deployment" is missing');
+  assert.ok(start > 0, 'docs/operators/production.md "Production deployment" is missing');
   for (const f of [
     'svc.env',
     'api-1.env',
@@ -88,7 +88,7 @@ test('every setting-like name the README section mentions exists', () => {
   );
   assert.ok(names.size >= 15, [...names].join(','));
   for (const name of names)
-    assert.ok(isSetting(name), `README "Production deployment" names ${name}, not a setting`);
+    assert.ok(isSetting(name), `docs/operators/production.md "Production deployment" names ${name}, not a setting`);
 });
 
 test('every `npm run` script in the examples and the section is a package.json script', () => {

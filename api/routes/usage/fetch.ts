@@ -1,5 +1,5 @@
 // Collection runs (spec document 2, "Upload, fetch and reports"; issue 10 item 3). Bodies are not shown
-// by the spec, so chosen here and documented in the README section "Collecting transcripts":
+// by the spec, so chosen here and documented in docs/integrators/collectors.md "Collecting transcripts":
 //
 //   POST /api/fetch/data          system administrators (the run reads the server host's folders and
 //                                 stores messages of every tenant). Starts the collection workflow

@@ -2,7 +2,7 @@
 // (full-text, db/full-text.ts) and paginated (limit 50, offset 0 by default; limit cut to 500), their
 // senders and conversations. Every read is inside the caller's tenant scope (rule 5); a conversation
 // outside it answers 404 exactly like an unknown one, so its existence never leaks. Permission:
-// view_messages. Bodies are documented in README "Reading usage".
+// view_messages. Bodies are documented in docs/administrators/usage-analytics-and-roi.md "Reading usage".
 //
 //   GET /api/messages?date&start_date&end_date&tool&host&sender&role&search&limit&offset
 //        {messages: [...], limit, offset, has_more}
