@@ -7,6 +7,7 @@ import path from 'node:path';
 import { findTemporalCli } from '../bin/temporal-cli.ts';
 import { startDevServer } from '../bin/temporal-dev.ts';
 import { ensureWebBuilt } from '../bin/web-build.ts';
+import { prepareMigratedTemplate } from './support/database.ts';
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
@@ -59,6 +60,8 @@ chmodSync(runTmp, 0o1777);
 // Beside the spec output, each file's total test time (test/support/file-times-reporter.mjs): the
 // slowest files are printed at the end, so a slow run says where its time went.
 const timesFile = path.join(runTmp, 'file-times.jsonl');
+// One database migrated to head, copied for each test file that wants a migrated one (support/database.ts).
+const template = await prepareMigratedTemplate(runTmp);
 
 const child = spawn(
   process.execPath,
@@ -77,13 +80,20 @@ const child = spawn(
   ],
   {
     stdio: 'inherit',
-    env: { ...process.env, TMPDIR: runTmp, TEST_TEMPORAL_ADDRESS: dev.address, TEMPORAL_CLI_PATH: cliPath },
+    env: {
+      ...process.env,
+      ...template.env,
+      TMPDIR: runTmp,
+      TEST_TEMPORAL_ADDRESS: dev.address,
+      TEMPORAL_CLI_PATH: cliPath,
+    },
   },
 );
 const code: number = await new Promise((resolve) =>
   child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))),
 );
 await dev.stop();
+await template.drop().catch(() => undefined);
 printSlowestFiles(timesFile, 15);
 if (process.env.SVC_KEEP_TEST_TMP) console.log(`test temporary files kept in ${runTmp}`);
 else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });

@@ -52,7 +52,7 @@ export function temporalAddress(): string {
 export async function startTestApp(
   opts: { worker?: boolean; env?: Record<string, string>; testDb?: TestDatabase; migrate?: boolean } = {},
 ): Promise<TestApp> {
-  const testDb = opts.testDb ?? (await createTestDatabase());
+  const testDb = opts.testDb ?? (await createTestDatabase({ migrated: opts.migrate !== false }));
   const taskQueue = `test-${randomBytes(4).toString('hex')}`;
   const settings = loadSettings({
     SVC_DATA_DIR: testDb.dataDir,
