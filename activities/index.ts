@@ -1,12 +1,10 @@
-// Every activity the worker registers, built from the dependencies they need.
-import type { Settings } from '../config/settings.ts';
-import type { DatabaseHandle } from '../db/client.ts';
 import { createAlertWebhookActivities } from './alerts/webhook.ts';
 import { createAutonomousAcceptanceActivities } from './autonomous/acceptance.ts';
 import { createAutonomousMergeStageActivities } from './autonomous/merge-stage.ts';
 import { createAutonomousOrchestrationActivities } from './autonomous/orchestration.ts';
 import { createAutonomousRunnerActivities } from './autonomous/run-cli.ts';
 import { createAutonomousSchedulingActivities } from './autonomous/scheduling.ts';
+import type { ActivityDeps } from './deps.ts';
 import { createMaintenanceActivities } from './maintenance.ts';
 import { createOrgSyncActivities } from './orgsync/sync.ts';
 import { createProbeActivities } from './probe.ts';
@@ -14,12 +12,6 @@ import { createRemoteSessionActivities } from './remote-session.ts';
 import { createCollectActivities } from './usage/collect.ts';
 import { createQuotaEnforcementActivities } from './usage/quota-enforcement.ts';
 import { createSummaryRefreshActivities } from './usage/summary-refresh.ts';
-
-export interface ActivityDeps {
-  database: DatabaseHandle;
-  settings: Settings;
-  now: () => Date;
-}
 
 export function createActivities(deps: ActivityDeps) {
   return {

@@ -2,7 +2,7 @@
 import { auditRepository } from '../db/repositories/audit.ts';
 import { sessionStatsRepository } from '../db/repositories/session-stats.ts';
 import { retentionService } from '../services/compliance/retention.ts';
-import type { ActivityDeps } from './index.ts';
+import type { ActivityDeps } from './deps.ts';
 
 export function createMaintenanceActivities(deps: Pick<ActivityDeps, 'database' | 'now'>) {
   return {

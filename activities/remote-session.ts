@@ -10,7 +10,7 @@ import type { RemoteSessionEvent, RemoteSessionStatus } from '../domain/remote-s
 import { proxyTokenService, proxyTokenTtlOverrides } from '../services/proxy-tokens.ts';
 import { remoteCommands } from '../services/remote-commands.ts';
 import { remoteOutput } from '../services/remote-output.ts';
-import type { ActivityDeps } from './index.ts';
+import type { ActivityDeps } from './deps.ts';
 
 /** How long a lifecycle change waits for the agent to confirm it (the state change stands either way). */
 export const AGENT_ACK_WAIT_MS = 10_000;

@@ -19,7 +19,7 @@ import { Server } from 'socket.io';
 import { notificationPreferencesRepository } from '../db/repositories/alerts.ts';
 import { alertViewer, SEVERITIES, type Severity, severitiesFrom } from '../domain/alert-visibility.ts';
 import { type AlertEvent, alertBusFor } from '../services/alerts/bus.ts';
-import type { AppDeps } from './deps.ts';
+import type { AppDeps } from '../services/deps.ts';
 import { resolveSession } from './middleware/auth.ts';
 import { originAllowed } from './terminal-socket.ts';
 

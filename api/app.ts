@@ -1,8 +1,8 @@
 // The Express application: edge middleware (request ids, logs, metrics, body limits), routers, and the
 // single error middleware.
 import express, { type Express } from 'express';
-import type { AppDeps } from './deps.ts';
-import { httpLogger } from './logger.ts';
+import type { AppDeps } from '../services/deps.ts';
+import { httpLogger } from '../services/logger.ts';
 import { jsonBody } from './middleware/body.ts';
 import { errorHandler, notFoundHandler } from './middleware/errors.ts';
 import { hostCheck } from './middleware/host-check.ts';

@@ -5,14 +5,16 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporal
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { Request } from 'express';
 import { ConflictError } from '../domain/errors.ts';
+import { writeAudit } from '../services/audit.ts';
+import type { AppDeps } from '../services/deps.ts';
 import { remoteSessionTeardown } from '../services/remote-session-teardown.ts';
+import type { TemporalAccess } from '../services/temporal.ts';
 import { rethrowIfTemporalUnavailable } from '../services/temporal-unavailable.ts';
 import {
   INVALID_TRANSITION,
   type LifecycleResult,
   pauseSessionUpdate,
   type RemoteSessionInput,
-  remoteSessionWorkflow,
   remoteSessionWorkflowId,
   resumeSessionUpdate,
   rotateTokenUpdate,
@@ -21,10 +23,8 @@ import {
   sessionEndedSignal,
   setModelUpdate,
   stopSessionUpdate,
-} from '../workflows/remote-session.ts';
-import { writeAudit } from './audit.ts';
-import type { AppDeps } from './deps.ts';
-import type { TemporalAccess } from './temporal.ts';
+} from '../workflows/remote/contract.ts';
+import { remoteSessionWorkflow } from '../workflows/remote-session.ts';
 
 function translate(err: unknown): never {
   // First: a missing namespace also arrives as a WorkflowNotFoundError, an outage inside a ServiceError.

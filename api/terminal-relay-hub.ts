@@ -11,12 +11,12 @@
 import { randomUUID } from 'node:crypto';
 import { remoteSessionsRepository } from '../db/repositories/remote-sessions.ts';
 import { acceptsCommands } from '../domain/remote-session-state.ts';
+import type { AppDeps } from '../services/deps.ts';
 import {
   RELAY_TTL_MS,
   type TerminalRelayRegistry,
   terminalRelayRegistry,
 } from '../services/terminal-relay-registry.ts';
-import type { AppDeps } from './deps.ts';
 
 /** Bytes of keystrokes waiting for the agent; past this the browser is typing into a dead channel. */
 export const MAX_PENDING_INPUT_BYTES = 1024 * 1024;

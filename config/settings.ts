@@ -196,7 +196,7 @@ const flatSchema = z.object({
    * The sandbox (agent/sandbox/) around every process the service starts for a user: the autonomous
    * runner's CLIs and the local forge's CI and pre-commit hooks. `on`: work that cannot be sandboxed
    * (no bubblewrap, user namespaces off) is refused with the reason; `off`: the operator accepts running
-   * it unconfined, and every such run logs a warning. README "Security model".
+   * it unconfined, and every such run logs a warning. docs/operators/security.md "Security model".
    */
   SVC_SANDBOX: z.enum(['on', 'off']).default('on'),
 });
@@ -243,7 +243,7 @@ const chatPlatformSection = z
   })
   .strict();
 
-/** The nested sections; each key is documented in the README's settings table. */
+/** The nested sections; each key is documented in config/settings-docs.ts (the settings reference). */
 const sectionSchemas = {
   /** Outbound calls to URLs that users control (tenant-written provider keys today). */
   egress: z
@@ -418,6 +418,11 @@ export type Settings = z.infer<typeof flatSchema> &
   };
 
 export const SETTING_NAMES = Object.keys(flatSchema.shape) as (keyof z.infer<typeof flatSchema>)[];
+
+/** Every key of every nested section, as `section.key`. */
+export const SECTION_SETTING_NAMES: string[] = SECTION_NAMES.flatMap((section) =>
+  Object.keys(sectionSchemas[section].shape).map((key) => `${section}.${key}`),
+);
 
 /** The environment variable that overrides `section.key`. */
 export const sectionEnvName = (section: string, key: string) =>

@@ -1,5 +1,5 @@
 // How this service connects to Temporal: ONE function turns the settings into the connection options
-// of both SDK connections, so the API's client (`@temporalio/client` Connection, api/temporal.ts and
+// of both SDK connections, so the API's client (`@temporalio/client` Connection, services/temporal.ts and
 // the schedules the worker ensures) and the worker's own connection (`@temporalio/worker`
 // NativeConnection, bin/worker-runtime.ts) can never disagree about TLS, mTLS or the API key.
 //

@@ -17,12 +17,14 @@
 //      refused model call does; auto-resumed when quota returns, workflows/autonomous/quota-resume.ts).
 // Every kind of session a user holds is ended (spec rule 6). A second tick with the same figures raises
 // no alert and finds no live session to stop.
+
 import type { ConnectionOptions } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { DatabaseHandle } from '../db/client.ts';
 import { slotsRepository } from '../db/repositories/autonomous/slots.ts';
 import { workspaceSessionsRepository } from '../db/repositories/workspace/sessions.ts';
 import { isOverQuota } from '../domain/quota-alerts.ts';
+import type { QuotaEnforcementSummary } from '../domain/quota-enforcement-summary.ts';
 import { toggleIntervalSchedule } from './maintenance-schedules.ts';
 import { quotaServiceFor } from './quota.ts';
 import { quotaAlertsService } from './quota-alerts.ts';
@@ -35,18 +37,6 @@ import {
 import type { KeySettings } from './secrets.ts';
 
 export const quotaEnforcementScheduleId = (taskQueue: string) => `svc-quota-enforcement-${taskQueue}`;
-
-export interface QuotaEnforcementSummary {
-  day: string;
-  alertsRaised: number;
-  usersOverQuota: number[];
-  tenantsOverQuota: number[];
-  sessionsStopped: string[];
-  /** Workspace sessions terminated (step 4). */
-  workspaceSessionsTerminated: string[];
-  /** Autonomous workflows signalled to pause by quota (step 5). */
-  autonomousPaused: string[];
-}
 
 /** The workflow side of step 5: signals one autonomous workflow to pause by quota. */
 export interface AutonomousPauser {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { findTemporalCli } from '../bin/temporal-cli.ts';
 import { startDevServer } from '../bin/temporal-dev.ts';
 import { ensureWebBuilt } from '../bin/web-build.ts';
+import { prepareMigratedTemplate } from './support/database.ts';
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
@@ -24,6 +25,18 @@ if (!files.length) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+
+// What the reader is about to wait for, and how to wait less (figures from the last measured CI run on
+// 2 cores: docs/contributors/tests-and-ci.md).
+const areas = [...new Set(findTests('test').map((f) => f.split(path.sep).slice(0, 2).join('/')))];
+console.log(
+  filters.length
+    ? `npm test: ${files.length} matching file(s)`
+    : `npm test: all ${files.length} test files; the last measured full run took 44 minutes on 2 cores ` +
+        `beside the PostgreSQL suite, as CI runs them (docs/contributors/tests-and-ci.md).\n` +
+        `One area or file: npm test -- <area or substring>, e.g. npm test -- test/integration/llm-proxy. ` +
+        `Areas: ${areas.join(', ')}`,
+);
 
 // Browser tests drive the built web application: build it once here when missing or stale.
 if (files.some((f) => f.startsWith(path.join('test', 'browser'))))
@@ -47,6 +60,8 @@ chmodSync(runTmp, 0o1777);
 // Beside the spec output, each file's total test time (test/support/file-times-reporter.mjs): the
 // slowest files are printed at the end, so a slow run says where its time went.
 const timesFile = path.join(runTmp, 'file-times.jsonl');
+// One database migrated to head, copied for each test file that wants a migrated one (support/database.ts).
+const template = await prepareMigratedTemplate(runTmp);
 
 const child = spawn(
   process.execPath,
@@ -65,13 +80,20 @@ const child = spawn(
   ],
   {
     stdio: 'inherit',
-    env: { ...process.env, TMPDIR: runTmp, TEST_TEMPORAL_ADDRESS: dev.address, TEMPORAL_CLI_PATH: cliPath },
+    env: {
+      ...process.env,
+      ...template.env,
+      TMPDIR: runTmp,
+      TEST_TEMPORAL_ADDRESS: dev.address,
+      TEMPORAL_CLI_PATH: cliPath,
+    },
   },
 );
 const code: number = await new Promise((resolve) =>
   child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))),
 );
 await dev.stop();
+await template.drop().catch(() => undefined);
 printSlowestFiles(timesFile, 15);
 if (process.env.SVC_KEEP_TEST_TMP) console.log(`test temporary files kept in ${runTmp}`);
 else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });

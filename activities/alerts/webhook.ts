@@ -4,7 +4,7 @@
 // RobotWebhookRejected. Failure messages name the status only, never the URL or the secret.
 import { ApplicationFailure } from '@temporalio/activity';
 import { sendAlertWebhook } from '../../services/alerts/webhook-delivery.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 export interface AlertWebhookResult {
   result: 'delivered' | 'skipped';

@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { NotFoundError } from '../../domain/errors.ts';
 import { type AcceptanceSnapshot, acceptanceSnapshots } from '../../services/autonomous/acceptance.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 export type { AcceptanceSnapshot };
 

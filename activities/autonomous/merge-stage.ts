@@ -16,7 +16,7 @@ import { CiEvidenceInsufficientError } from '../../domain/forge/errors.ts';
 import type { Forge, PullRequest } from '../../domain/forge/types.ts';
 import { autonomousWorkspace, CI_LOG_FOR_PROMPT_BYTES } from '../../services/autonomous/workspace.ts';
 import { fixBaseline } from '../../services/forge/fix-baseline.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 /** Seconds between two reads of a failed check's log when it says nothing yet (settings override). */
 export const DEFAULT_CI_LOG_POLL_SECONDS = 30;

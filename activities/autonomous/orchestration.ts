@@ -26,7 +26,7 @@ import { activityBusFor, statusEvent } from '../../services/autonomous/activity-
 import { loadAutonomousContext } from '../../services/autonomous/workflow-context.ts';
 import { autonomousWorkspace } from '../../services/autonomous/workspace.ts';
 import type { MergeContext } from '../../services/forge/observe.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 import { createPreCommitGate } from './pre-commit.ts';
 
 /** ApplicationFailure types the workflow reads. */

@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { workflowsRepository } from '../../db/repositories/autonomous/workflows.ts';
 import { decideIsolation } from '../../services/autonomous/runner/isolation/decide.ts';
 import { convergePreCommit, PreCommitError } from '../../services/forge/pre-commit.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 export const PRE_COMMIT_FAILURE = 'PreCommitFailed';
 

@@ -10,12 +10,12 @@
 // Inputs and results carry ids, paths, prompts and counters only: the proxy token is issued and
 // revoked inside the activity.
 import { Context } from '@temporalio/activity';
-import { createLogger } from '../../api/logger.ts';
 import { isolationNotice } from '../../services/autonomous/runner/isolation/decide.ts';
 import { cliRunner, type RunCliInput, type RunCliResult } from '../../services/autonomous/runner/run-cli.ts';
 import { type SessionLineName, sessionLines } from '../../services/autonomous/session-lines.ts';
+import { createLogger } from '../../services/logger.ts';
 import { sandboxStatus } from '../../services/sandbox/sandboxed.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 export type { RunCliInput, RunCliResult };
 

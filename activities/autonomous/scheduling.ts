@@ -21,7 +21,7 @@ import { isRunning } from '../../domain/autonomous/states.ts';
 import type { WorkflowState } from '../../domain/autonomous/transitions.ts';
 import { activityBusFor, statusEvent } from '../../services/autonomous/activity-bus.ts';
 import { QuotaCheckError, type QuotaSubject, quotaServiceFor } from '../../services/quota.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 export type { SlotClaim };
 

@@ -29,7 +29,7 @@ import { hashPassword } from '../../domain/passwords.ts';
 import { unusablePasswordHash } from '../../domain/sso/unusable-password.ts';
 import { orgDirectory, platformCredentials, platformSettings } from '../../services/orgsync/directories.ts';
 import { writeDisplayNames } from '../../services/orgsync/display-names.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 export interface OrgSyncRunRef {
   runId: string;

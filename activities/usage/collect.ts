@@ -7,7 +7,7 @@ import { collectorsRepository, type RunTotals } from '../../db/repositories/coll
 import type { SourceProgress } from '../../domain/collectors/progress.ts';
 import type { TranscriptSource } from '../../domain/collectors/sources.ts';
 import { collectOnServer } from '../../services/collectors/server-collection.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 export function createCollectActivities(deps: ActivityDeps) {
   const repo = () => collectorsRepository(deps.database.sql);

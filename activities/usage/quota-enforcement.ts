@@ -7,19 +7,16 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { auditRepository } from '../../db/repositories/audit.ts';
-import {
-  type AutonomousPauser,
-  type QuotaEnforcementSummary,
-  quotaEnforcement,
-} from '../../services/quota-enforcement.ts';
+import type { QuotaEnforcementSummary } from '../../domain/quota-enforcement-summary.ts';
+import { type AutonomousPauser, quotaEnforcement } from '../../services/quota-enforcement.ts';
 import type { SessionStopper } from '../../services/remote-session-teardown.ts';
 import { quotaExceededSignal, temporalWorkflowId } from '../../workflows/autonomous/contract.ts';
 import {
   remoteSessionWorkflowId,
   sessionBoundUpdate,
   stopSessionUpdate,
-} from '../../workflows/remote-session.ts';
-import type { ActivityDeps } from '../index.ts';
+} from '../../workflows/remote/contract.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 /** The actor named in the audit records of stops made by the schedule. */
 export const QUOTA_ENFORCEMENT_ACTOR = 'system:quota-enforcement';

@@ -6,7 +6,7 @@ import {
   type DateKeyedTable,
   recomputeRepository,
 } from '../../db/repositories/usage/recompute.ts';
-import type { ActivityDeps } from '../index.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 /** Days per recompute transaction of a date-keyed table. */
 export const REFRESH_CHUNK_DAYS = 31;

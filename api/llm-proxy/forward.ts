@@ -17,7 +17,8 @@ import { addStreamUsageOption } from '../../domain/proxy/stream-usage-option.ts'
 import { estimatedUsage } from '../../domain/usage/estimate.ts';
 import { type Usage, type UsageResult, usageMissing, usageOk } from '../../domain/usage/usage.ts';
 import { createUsageTap } from '../../domain/usage/usage-tap.ts';
-import { detectWireFormat, type WireFormat } from '../../domain/usage/wire-format.ts';
+import { detectWireFormat } from '../../domain/usage/wire-format.ts';
+import type { WireFormat } from '../../domain/usage/wire-format-name.ts';
 import type { EgressGuard } from '../../services/egress/guard.ts';
 import { decodingUsageTap, type MaybeAsyncUsageTap } from './decoding-usage-tap.ts';
 import { requestHeadersForUpstream, responseHeadersForClient } from './forwarded-headers.ts';

@@ -28,10 +28,9 @@ import { ForbiddenError, UnauthorizedError } from '../../domain/errors.ts';
 import { isRole, type Permission, type Role } from '../../domain/permissions.ts';
 import { hashSessionToken, plausibleSessionToken } from '../../domain/session-token.ts';
 import { tenantRefusal } from '../../domain/tenants.ts';
-import { roleTemplates } from '../access-caches.ts';
-import type { AppDeps } from '../deps.ts';
-
-export const SESSION_COOKIE = 'session_token';
+import { roleTemplates } from '../../services/access-caches.ts';
+import type { AppDeps } from '../../services/deps.ts';
+import { SESSION_COOKIE } from '../../services/session-cookie.ts';
 
 export interface AuthUser {
   id: number;

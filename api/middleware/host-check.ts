@@ -3,7 +3,7 @@
 // and SVC_ALLOWED_HOSTS.
 import type { RequestHandler } from 'express';
 import { allowedHostNames, isAllowedHost } from '../../domain/http/allowed-hosts.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 
 export function hostCheck(deps: AppDeps): RequestHandler {
   const allowed = allowedHostNames({

@@ -13,7 +13,7 @@
 import type { Application } from 'express';
 import { z } from 'zod';
 import type { Permission } from '../../domain/permissions.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requireAdmin, requirePermission, requireSystemAdmin } from '../middleware/auth.ts';
 import { type AuthScheme, type EndpointSpec, endpointSpecOf } from './endpoint.ts';
 import { pathTemplates } from './path-template.ts';

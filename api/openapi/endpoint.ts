@@ -14,7 +14,7 @@
 // a 400 on its body), and converting a route to a declaration changes no answer it gives.
 import type { Request, RequestHandler } from 'express';
 import type { z } from 'zod';
-import { parseInput } from '../middleware/validate.ts';
+import { parseInput } from '../../domain/validation.ts';
 import type { AnyHandler } from './router-walk.ts';
 
 /** How a caller authenticates (the security schemes of the document). */

@@ -16,12 +16,12 @@ import { ROLES } from '../../domain/permissions.ts';
 import { MAX_USER_TOKEN_QUOTA_MILLIONS } from '../../domain/quota.ts';
 import { parseTenantIdParam, readScope } from '../../domain/tenant-scope.ts';
 import { DEFAULT_TENANT_ID } from '../../domain/tenants.ts';
-import { securitySettings } from '../access-caches.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import { parseInput } from '../../domain/validation.ts';
+import { securitySettings } from '../../services/access-caches.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { iso } from '../json-dates.ts';
 import { authenticate, requireAdmin, requirePermission } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 
 const username = z

@@ -16,7 +16,7 @@ import {
   saveWebhookPreference,
   webhookPreferenceView,
 } from '../../services/alerts/webhook-preference.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

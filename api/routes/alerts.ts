@@ -10,12 +10,12 @@ import { z } from 'zod';
 import { alertsRepository, notificationPreferencesRepository } from '../../db/repositories/alerts.ts';
 import { type AlertViewer, alertViewer, SEVERITIES } from '../../domain/alert-visibility.ts';
 import { NotFoundError } from '../../domain/errors.ts';
+import { parseInput } from '../../domain/validation.ts';
 import { type AlertEvent, alertBusFor } from '../../services/alerts/bus.ts';
 import { openAlertFeed } from '../../services/alerts/stream.ts';
 import { webhookPreferenceView } from '../../services/alerts/webhook-preference.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { count, nullableInt } from '../openapi/shapes.ts';
 

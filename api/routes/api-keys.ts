@@ -27,10 +27,10 @@ import {
   resolveKeyTenant,
   TENANT_KEY_ERRORS,
 } from '../../domain/tenant-scope.ts';
+import { requestIdOf, writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { checkKeyBaseUrl } from '../../services/egress/base-url.ts';
 import { storageKey } from '../../services/secrets.ts';
-import { requestIdOf, writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

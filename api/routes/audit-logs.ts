@@ -11,8 +11,8 @@ import { usersRepository } from '../../db/repositories/users.ts';
 import { csvLine } from '../../domain/csv.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../domain/errors.ts';
 import { inScope, readScope } from '../../domain/tenant-scope.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

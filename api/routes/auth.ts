@@ -8,14 +8,14 @@ import { usersRepository } from '../../db/repositories/users.ts';
 import { BadRequestError, UnauthorizedError } from '../../domain/errors.ts';
 import { passwordPolicy, passwordProblem } from '../../domain/password-policy.ts';
 import { hashPassword, verifyPassword } from '../../domain/passwords.ts';
-import { securitySettings } from '../access-caches.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import { securitySettings } from '../../services/access-caches.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
+import { LoginLockedError, login, warmDummyHash } from '../../services/login.ts';
+import { clearSessionCookie, setSessionCookie } from '../../services/session-cookie.ts';
 import { iso } from '../json-dates.ts';
-import { LoginLockedError, login, warmDummyHash } from '../login.ts';
 import { authenticate, resolveSession } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
-import { clearSessionCookie, setSessionCookie } from '../session-cookie.ts';
 
 const REQUIRED = 'Username and password are required';
 const loginBody = z.object({

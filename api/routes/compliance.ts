@@ -17,11 +17,11 @@ import { RETENTION_LIMITS } from '../../domain/compliance/retention.ts';
 import { BadRequestError, NotFoundError } from '../../domain/errors.ts';
 import { inScope, type ReadScope, readScope, resolveKeyTenant } from '../../domain/tenant-scope.ts';
 import { isCalendarDate } from '../../domain/usage/ingest-rows.ts';
+import { writeAudit } from '../../services/audit.ts';
 import { auditAnalysis } from '../../services/compliance/audit-analysis.ts';
 import { complianceReports } from '../../services/compliance/reports.ts';
 import { retentionService } from '../../services/compliance/retention.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

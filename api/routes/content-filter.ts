@@ -31,9 +31,9 @@ import {
 } from '../../domain/content-filter/rules.ts';
 import { BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../../domain/errors.ts';
 import { readScope, TENANT_KEY_ERRORS } from '../../domain/tenant-scope.ts';
+import { writeAudit } from '../../services/audit.ts';
 import { contentFilterFor } from '../../services/content-filter.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

@@ -18,9 +18,9 @@ import { type GatewayKeyView, gatewayKeysRepository } from '../../db/repositorie
 import { BadRequestError, ForbiddenError } from '../../domain/errors.ts';
 import { gatewayKeyPrefix, hashGatewayKey, newGatewayKey } from '../../domain/gateway-keys.ts';
 import { KEY_PROVIDERS } from '../../domain/key-providers.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { invalidateGatewayKey } from '../../services/gateway-keys.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
 import { authenticate } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { credentialListFilter, mayManageCredential, refuseCredentialRevoke } from './personal-credentials.ts';

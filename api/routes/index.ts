@@ -1,6 +1,6 @@
 // Every router of the API, mounted in one place so a route's handler is one step from its path.
 import type { Express } from 'express';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { adminQuotaRouter } from './admin-quota.ts';
 import { adminUsersRouter } from './admin-users.ts';
 import { alertWebhookRouter } from './alert-webhook.ts';

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { type Application, Router } from 'express';
 import { z } from 'zod';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { buildOpenApiDocument } from '../openapi/document.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

@@ -4,8 +4,8 @@ import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { isSystemAdmin } from '../../domain/access.ts';
 import { checkCompatibility } from '../../migrations/runner.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { sandboxStatus } from '../../services/sandbox/sandboxed.ts';
-import type { AppDeps } from '../deps.ts';
 import { resolveSession } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

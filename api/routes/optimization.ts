@@ -15,7 +15,7 @@ import { groupTotals, movingAverage, type Totals, totalsOf } from '../../domain/
 import { IDLE_QUOTA, idleQuotaSuggestions } from '../../domain/roi/idle-quota.ts';
 import { money } from '../../domain/roi/prices.ts';
 import { suggest, THRESHOLDS } from '../../domain/roi/suggestions.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { byCost, loadRoi, roiEnvelope, userGroups } from './roi.ts';

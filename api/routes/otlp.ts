@@ -14,6 +14,7 @@
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
 import { AppError, BadRequestError, UnauthorizedError } from '../../domain/errors.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import {
   acceptedResponse,
   decodeExport,
@@ -24,7 +25,6 @@ import {
 import { otlpIngestService } from '../../services/otlp/ingest.ts';
 import { ingestCallerResolver } from '../../services/otlp/ingest-caller.ts';
 import { UploadTokenRefused } from '../../services/upload-tokens.ts';
-import type { AppDeps } from '../deps.ts';
 import { decodedBody, InflationLimitError } from '../middleware/body.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { auditRefusedToken } from './upload.ts';

@@ -4,8 +4,8 @@
 import type { Request } from 'express';
 import { isAdministrator, isSystemAdmin } from '../../domain/access.ts';
 import { ForbiddenError, NotFoundError } from '../../domain/errors.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 
 /** The owner, an administrator of the credential's tenant, or a system administrator. */
 export function mayManageCredential(req: Request, c: { userId: number; tenantId: number | null }): boolean {

@@ -23,6 +23,7 @@ import {
   promptTemplatesRepository,
 } from '../../db/repositories/workspace/prompt-templates.ts';
 import { ForbiddenError, NotFoundError } from '../../domain/errors.ts';
+import { parseInput } from '../../domain/validation.ts';
 import {
   canChangeTemplate,
   canFeature,
@@ -31,9 +32,8 @@ import {
   promptViewer,
 } from '../../domain/workspace/prompt-access.ts';
 import { isVariableName, type PromptVariable, renderPrompt } from '../../domain/workspace/prompt-render.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 
 export const DEFAULT_PROMPT_PAGE_SIZE = 50;

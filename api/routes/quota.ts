@@ -19,14 +19,14 @@ import { rawScopeCondition } from '../../db/tenant-scope-sql.ts';
 import { NotFoundError, ServiceUnavailableError } from '../../domain/errors.ts';
 import { dimensionName, type PeriodUsage, type QuotaLimits } from '../../domain/quota.ts';
 import { inScope, readScope } from '../../domain/tenant-scope.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import {
   type AllQuotaStatus,
   QuotaCheckError,
   type QuotaStatus,
   quotaServiceFor,
 } from '../../services/quota.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
 import { authenticate, requireAdmin, requirePermission } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { count, day } from '../openapi/shapes.ts';

@@ -37,8 +37,8 @@ import {
   PRICE_CURRENCY,
   PRICES_AS_OF,
 } from '../../domain/roi/prices.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requireSystemAdmin } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

@@ -33,9 +33,9 @@ import {
 import { attachProductivity, productivityOf, productivityView } from '../../domain/roi/measured.ts';
 import { money, PRICE_CURRENCY, PRICES_AS_OF, priceFor } from '../../domain/roi/prices.ts';
 import { readScope } from '../../domain/tenant-scope.ts';
-import type { AppDeps } from '../deps.ts';
+import { parseInput } from '../../domain/validation.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requirePermission } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { currentPrices, roiPricesRouter } from './roi-prices.ts';
 

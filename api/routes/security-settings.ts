@@ -6,9 +6,13 @@ import { z } from 'zod';
 import { securitySettingsRepository } from '../../db/repositories/security-settings.ts';
 import { BadRequestError } from '../../domain/errors.ts';
 import { DEFAULT_SECURITY_SETTINGS, securitySettingsSchema } from '../../domain/security-settings.ts';
-import { invalidateSecuritySettings, SETTINGS_CACHE_MS, securitySettings } from '../access-caches.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import {
+  invalidateSecuritySettings,
+  SETTINGS_CACHE_MS,
+  securitySettings,
+} from '../../services/access-caches.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requireSystemAdmin } from '../middleware/auth.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 

@@ -13,11 +13,11 @@ import { tenantsRepository } from '../../db/repositories/tenants.ts';
 import { RUN_ROLE_CHOICES } from '../../domain/autonomous/run-permission.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../../domain/errors.ts';
 import { inScope, readScope } from '../../domain/tenant-scope.ts';
+import { parseInput } from '../../domain/validation.ts';
+import { writeAudit } from '../../services/audit.ts';
 import { tenantAutonomousSettings } from '../../services/autonomous/tenant-settings.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, requireAdmin } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 
 const PATH = '/api/tenants/:tenant_id/autonomous';

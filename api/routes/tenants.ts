@@ -21,12 +21,12 @@ import {
   TENANT_PLANS,
   TENANT_STATUSES,
 } from '../../domain/tenants.ts';
-import { invalidateTenantAuditSettings } from '../access-caches.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
+import { parseInput } from '../../domain/validation.ts';
+import { invalidateTenantAuditSettings } from '../../services/access-caches.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { iso } from '../json-dates.ts';
 import { authenticate, requireAdmin, requireSystemAdmin } from '../middleware/auth.ts';
-import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { count } from '../openapi/shapes.ts';
 import { sessionTeardown } from '../remote-session-control.ts';

@@ -25,11 +25,11 @@ import {
   readMessage,
   readUsage,
 } from '../../domain/usage/ingest-rows.ts';
+import { parseInput } from '../../domain/validation.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { CHUNK_ROWS, ingestService } from '../../services/usage/ingest.ts';
-import type { AppDeps } from '../deps.ts';
 import { BodyTooLargeError, MalformedBodyError, readJsonEnvelope } from '../json-envelope-stream.ts';
 import { decodedBody, InflationLimitError, MAX_INFLATION_RATIO } from '../middleware/body.ts';
-import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { answer, RowList, uploadAuth, uploadWriters } from './upload.ts';
 import {

@@ -36,6 +36,8 @@ import {
   readUsage,
   type UsageRow,
 } from '../../domain/usage/ingest-rows.ts';
+import { writeAudit } from '../../services/audit.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { type UploadIdentity, UploadTokenRefused, uploadAuthService } from '../../services/upload-tokens.ts';
 import {
   CHUNK_ROWS,
@@ -43,8 +45,6 @@ import {
   type IngestService,
   ingestService,
 } from '../../services/usage/ingest.ts';
-import { writeAudit } from '../audit.ts';
-import type { AppDeps } from '../deps.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 import { ROWS_JUDGED, rowListAnswer, usageRowShape } from './upload-shapes.ts';
 

@@ -28,6 +28,7 @@ import {
 } from '../../db/repositories/workspace/sessions.ts';
 import { ForbiddenError, NotFoundError } from '../../domain/errors.ts';
 import { inScope, readScope } from '../../domain/tenant-scope.ts';
+import { parseInput } from '../../domain/validation.ts';
 import {
   effectiveStatus,
   MAX_EXPIRES_IN_HOURS,
@@ -35,10 +36,9 @@ import {
   projectNameOf,
   SESSION_DEFAULTS,
 } from '../../domain/workspace/session-rules.ts';
-import type { AppDeps } from '../deps.ts';
+import type { AppDeps } from '../../services/deps.ts';
 import { authenticate, callerIsAdministrator } from '../middleware/auth.ts';
 import { readLargeJson } from '../middleware/body.ts';
-import { parseInput } from '../middleware/validate.ts';
 import { endpoint } from '../openapi/endpoint.ts';
 
 export const DEFAULT_SESSION_PAGE_SIZE = 50;

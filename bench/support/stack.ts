@@ -6,14 +6,14 @@
 // close() that tears it all down in order (server, worker, Temporal client, database, temp database).
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { AppDeps } from '../../api/deps.ts';
-import { createLogger } from '../../api/logger.ts';
 import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
 import { buildDeps, connectTemporal, listen, runWorker } from '../../bin/runtime.ts';
 import type { RunningWorker } from '../../bin/worker-runtime.ts';
 import { loadSettings, type Settings } from '../../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
+import type { AppDeps } from '../../services/deps.ts';
+import { createLogger } from '../../services/logger.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/database.ts';
 import { type LoggedIn, login } from './login.ts';
 

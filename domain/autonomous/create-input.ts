@@ -8,7 +8,7 @@
 // `requirement` is text (1..20000 characters after trimming), an issue URL (https only; shape
 // `https://<host>/<owner>/<repo>/issues/<n>` or GitLab's `.../-/issues/<n>`) or an issue number (`#123`
 // or `123`). Every refusal is a 400 whose message starts with the field (`items.2.requirement: ...`),
-// the format of api/middleware/validate.ts. Every check is linear in the input (no backtracking regex).
+// the format of domain/validation.ts. Every check is linear in the input (no backtracking regex).
 // `project_path` is only shape-checked here; services/autonomous/projects.ts confines it to
 // SVC_AUTONOMOUS_PROJECT_ROOTS.
 import { z } from 'zod';

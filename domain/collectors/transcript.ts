@@ -9,7 +9,7 @@
 // (`consumedTo` stops before them). `flush` (the file has been idle long enough, or a one-off read)
 // hands out what there is.
 //
-// Messages come out in the upload wire shape (README "Uploading usage and messages"), so the server's
+// Messages come out in the upload wire shape (docs/integrators/uploads.md "Uploading usage and messages"), so the server's
 // collector and `npm run collect` feed the same validation (readMessage) and the same ingestion.
 
 /** A message in the upload shape; `host_name` and `sender_name` are added by whoever collects. */

@@ -37,7 +37,7 @@
  * batches (and would let a session stash data at the provider under the tenant's key).
  */
 import type { KeyProvider } from '../key-providers.ts';
-import type { WireFormat } from '../usage/wire-format.ts';
+import type { WireFormat } from '../usage/wire-format-name.ts';
 
 export type Metering =
   | { kind: 'tokens'; format: WireFormat }

@@ -2,7 +2,7 @@
 // "Limits" row "ROI currency label: 1 to 8 characters"). Pure. The assumption parameters are positive
 // decimal numbers written plainly (`50`, `1.5`; no sign, exponent, `Infinity` or repeated parameter),
 // the currency is a 1-8 character label that is never converted (rule 4). A malformed value is a 400
-// naming the parameter (api/middleware/validate.ts parseInput); defaults apply when a parameter is absent.
+// naming the parameter (domain/validation.ts parseInput); defaults apply when a parameter is absent.
 import { z } from 'zod';
 import { daySchema } from '../analytics/days.ts';
 

@@ -1,4 +1,4 @@
-// The counting rules of every usage figure, pure (README, "Reading usage"). One place, so no endpoint
+// The counting rules of every usage figure, pure (docs/administrators/usage-analytics-and-roi.md "Reading usage"). One place, so no endpoint
 // counts on its own:
 //   - requests: one request is one assistant message in daily_messages (spec rule 3). A usage report's
 //     `request_count` is stored with the report (usage_uploads) but never counted: a report has no
@@ -9,7 +9,7 @@
 //     tool and host restates the same usage and adds nothing. A report counts only while no message
 //     exists for its day, tool and host; when the first message arrives, the report's figures are taken
 //     back out (services/usage/ingest.ts). So whatever the order of the uploads, nothing is counted twice.
-import type { UsageFigures } from './ingest-aggregate.ts';
+import type { UsageFigures } from './usage-figures.ts';
 
 /** The role of a message that is one request (spec rule 3). */
 export const REQUEST_ROLE = 'assistant';

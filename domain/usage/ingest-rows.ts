@@ -73,7 +73,7 @@ export function isCalendarDate(value: unknown): value is string {
 /**
  * An ISO 8601 timestamp as a Date; undefined when it is not one. A time without a zone (what Python's
  * `datetime.isoformat()` writes for a naive datetime) is local time of an unknown place: it is read as
- * UTC, the one rule for every upload (README, "Reading usage"). `24:00:00` is the end of its day; a
+ * UTC, the one rule for every upload (docs/administrators/usage-analytics-and-roi.md "Reading usage"). `24:00:00` is the end of its day; a
  * leap second (`:60`) counts as the last millisecond of its minute.
  */
 export function parseTimestamp(value: unknown): Date | undefined {

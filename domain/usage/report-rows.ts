@@ -4,7 +4,7 @@
 // (input, output, total), requests (rule 3: assistant messages) and the estimated cost (the effective
 // price table, domain/roi/prices.ts). Every cell lands in exactly one row, so the rows add up to the
 // totals whatever the grouping, and nothing is counted twice: a usage report that a day's messages
-// already cover is not in daily_usage's remainder (README "Reading usage", the usage-figures rules).
+// already cover is not in daily_usage's remainder (docs/administrators/usage-analytics-and-roi.md "Reading usage", the usage-figures rules).
 // The CLIs' measured figures (lines, commits, pull requests, edit accept rate, active hours; issue 29
 // item 2) are columns of the rows grouped by user, tool or tenant when the report has any (null in a
 // row without them); a model grouping has them null (the figures are per day, tool and user, not per

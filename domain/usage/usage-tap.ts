@@ -9,7 +9,8 @@
 import { createParser, type EventSourceParser } from 'eventsource-parser';
 import type { StreamUsageCollector, WireFormatUsage } from './stream-collector.ts';
 import { parseJson, type UsageResult, usageMissing } from './usage.ts';
-import { WIRE_FORMAT_USAGE, type WireFormat } from './wire-format.ts';
+import { WIRE_FORMAT_USAGE } from './wire-format.ts';
+import type { WireFormat } from './wire-format-name.ts';
 
 export interface UsageTap {
   write(chunk: Uint8Array): void;

@@ -3,6 +3,7 @@
  * format is decided by the proxy's endpoint allow-list (domain/proxy/endpoints.ts), matched exactly on
  * the normalised path; there is no guessing from path suffixes here.
  */
+
 import type { KeyProvider } from '../key-providers.ts';
 import { matchEndpoint } from '../proxy/endpoints.ts';
 import { normaliseProxyPath } from '../proxy/request-path.ts';
@@ -12,13 +13,7 @@ import { openAiChatUsage } from './openai-chat.ts';
 import { openAiEmbeddingsUsage } from './openai-embeddings.ts';
 import { openAiResponsesUsage } from './openai-responses.ts';
 import type { WireFormatUsage } from './stream-collector.ts';
-
-export type WireFormat =
-  | 'openai-chat'
-  | 'openai-responses'
-  | 'openai-embeddings'
-  | 'anthropic-messages'
-  | 'gemini-generate';
+import type { WireFormat } from './wire-format-name.ts';
 
 /**
  * The usage format of an allowed endpoint at `path` (below the proxy prefix, query ignored), for

@@ -13,7 +13,6 @@ import http from 'node:http';
 import https from 'node:https';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { TemporalAccess } from '../../api/temporal.ts';
 import type { Settings } from '../../config/settings.ts';
 import type { DatabaseHandle } from '../../db/client.ts';
 import { alertWebhooksRepository } from '../../db/repositories/alert-webhooks.ts';
@@ -25,9 +24,14 @@ import {
   splitRobotSecret,
 } from '../../domain/alerts/webhook-sign.ts';
 import { decryptSecret } from '../../domain/crypto/fernet.ts';
-import { alertWebhookWorkflow, alertWebhookWorkflowId } from '../../workflows/alerts/webhook.ts';
+import {
+  ALERT_WEBHOOK_WORKFLOW_TYPE,
+  type AlertWebhookInput,
+  alertWebhookWorkflowId,
+} from '../../workflows/alerts/contract.ts';
 import { EgressDeniedError, egressGuardFor } from '../egress/guard.ts';
 import { storageKey } from '../secrets.ts';
+import type { TemporalAccess } from '../temporal.ts';
 import { type AlertEvent, alertBusFor } from './bus.ts';
 
 /** How long one push may take (connect, send, answer). */
@@ -48,10 +52,11 @@ export async function deliverAlertWebhooks(
   const client = await deps.temporal.client();
   for (const userId of recipients) {
     try {
-      await client.workflow.start(alertWebhookWorkflow, {
+      const input: AlertWebhookInput = { alertRowId: alert.id, userId };
+      await client.workflow.start(ALERT_WEBHOOK_WORKFLOW_TYPE, {
         workflowId: alertWebhookWorkflowId(alert.alert_id, userId),
         taskQueue: deps.temporal.taskQueue,
-        args: [{ alertRowId: alert.id, userId }],
+        args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
       });
     } catch (err) {

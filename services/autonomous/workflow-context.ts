@@ -8,37 +8,9 @@ import type { DatabaseHandle } from '../../db/client.ts';
 import { milestonesRepository } from '../../db/repositories/autonomous/milestones.ts';
 import { stateOf, workflowsRepository } from '../../db/repositories/autonomous/workflows.ts';
 import { parseDefinitionSnapshot } from '../../domain/autonomous/create-input.ts';
-import { autonomousLimits, type RetryTiming, retryTiming } from '../../domain/autonomous/limits.ts';
+import { autonomousLimits, retryTiming } from '../../domain/autonomous/limits.ts';
 import { requirementText } from '../../domain/autonomous/prompts.ts';
-import type { WorkflowState } from '../../domain/autonomous/transitions.ts';
-
-export interface AutonomousContext {
-  state: WorkflowState;
-  requirement: string;
-  title: string;
-  cliTool: string;
-  model: string | null;
-  batchId: string | null;
-  /** Forked at a milestone: its branch starts from the fork point's commit, not from main. */
-  forked: boolean;
-  worktreePath: string | null;
-  prNumber: number | null;
-  /** The latest completed, not cancelled plan. */
-  planText: string | null;
-  /** Feedback milestones not cancelled, oldest first. */
-  feedback: string[];
-  round: number;
-  ciRepairAttempts: number;
-  planningDeadlineAt: number | null;
-  limits: {
-    acceptanceEnabled: boolean;
-    planningTimeoutSeconds: number;
-    taskTimeoutSeconds: number;
-    ciRepairAttempts: number;
-    /** Retry timing of the error classes (settings `autonomous.*`; domain/autonomous/limits.ts). */
-    retry?: RetryTiming;
-  };
-}
+import type { AutonomousContext } from '../../domain/autonomous/workflow-context.ts';
 
 export async function loadAutonomousContext(
   deps: { database: DatabaseHandle; settings: Settings },

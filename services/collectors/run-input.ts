@@ -3,7 +3,7 @@
 // the background fetch scheduler's tick ('schedule', no user; services/collectors/schedule.ts). Kept
 // out of the workflow bundle: the source list lives beside the readers, which use node:crypto.
 import { TRANSCRIPT_SOURCES } from '../../domain/collectors/sources.ts';
-import type { CollectRunInput } from '../../workflows/usage/collect.ts';
+import type { CollectRunInput } from '../../workflows/usage/contract.ts';
 
 export const collectRunInput = (
   trigger: CollectRunInput['trigger'],

@@ -1,5 +1,5 @@
 // The sink of `npm run collect`: posts collected messages to a server's POST /api/upload/batch with the
-// header X-Upload-Auth: a personal upload token or the shared key (README "Uploading usage and messages"). A batch whose JSON passes MAX_BODY_BYTES
+// header X-Upload-Auth: a personal upload token or the shared key (docs/integrators/uploads.md "Uploading usage and messages"). A batch whose JSON passes MAX_BODY_BYTES
 // is split in two (the server refuses bodies over 50 MB). The server's refusals that a retry cannot fix
 // (401, 403, 503, an unreachable server, any other non-2xx) end the run with an UploadError saying
 // what to do; rows the server rejects one by one (207/400) are counted, not fatal.

@@ -9,8 +9,8 @@ import {
   sandboxAvailability,
   sandboxedOrBare,
 } from '../../agent/sandbox.ts';
-import { createLogger } from '../../api/logger.ts';
 import type { Settings } from '../../config/settings.ts';
+import { createLogger } from '../logger.ts';
 
 type SandboxSettings = Pick<Settings, 'SVC_SANDBOX' | 'LOG_LEVEL'>;
 

@@ -3,8 +3,8 @@
 // the precise reason; the client only ever sees a generic error). Never a token, code, assertion or
 // secret in details.
 import type { Request } from 'express';
-import { writeAudit } from '../../api/audit.ts';
-import type { AppDeps } from '../../api/deps.ts';
+import { writeAudit } from '../audit.ts';
+import type { AppDeps } from '../deps.ts';
 
 export const SSO_LOGIN = 'SSO_LOGIN';
 export const SSO_LOGIN_REFUSED = 'SSO_LOGIN_REFUSED';

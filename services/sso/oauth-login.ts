@@ -15,7 +15,6 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import * as oidc from 'openid-client';
-import type { AppDeps } from '../../api/deps.ts';
 import { AppError } from '../../domain/errors.ts';
 import {
   type AttributeMapping,
@@ -23,6 +22,7 @@ import {
   type OAuthProviderConfig,
   oauthConfigOf,
 } from '../../domain/sso/provider-config.ts';
+import type { AppDeps } from '../deps.ts';
 import { consumeLoginState, createLoginState, type LoginState, LoginStateError } from './login-state.ts';
 import { decryptProviderSecret, type SsoProvider } from './providers.ts';
 import type { ExternalIdentity } from './sign-in.ts';

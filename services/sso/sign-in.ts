@@ -11,7 +11,7 @@
 //      provider), the tenant's max_users respected, a username from the mapped claims made unique, an
 //      unusable password (domain/sso/unusable-password.ts), the email only when verified (so an
 //      unverified claim can never later be used to link somebody else's login to this account).
-// Then the same checks as password login (disabled account, tenant state; api/login.ts) plus: a
+// Then the same checks as password login (disabled account, tenant state; services/login.ts) plus: a
 // tenant provider signs in only users of its tenant; a platform-wide provider only users whose tenant
 // has sso_enabled. The session is issued by the one session-issuing function (openLoginSession) and
 // the cookie set exactly as password login does; an sso_sessions row keyed by the same token hash
@@ -19,10 +19,6 @@
 // SSO_LOGIN_REFUSED with the reason. Never a token in a log or audit record.
 import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { securitySettings } from '../../api/access-caches.ts';
-import type { AppDeps } from '../../api/deps.ts';
-import { openLoginSession, refuseUnlessMayLogIn } from '../../api/login.ts';
-import { setSessionCookie } from '../../api/session-cookie.ts';
 import { ssoIdentitiesRepository } from '../../db/repositories/sso-identities.ts';
 import { ssoSessionsRepository } from '../../db/repositories/sso-sessions.ts';
 import { ssoUsersRepository } from '../../db/repositories/sso-users.ts';
@@ -35,6 +31,10 @@ import { hashPassword } from '../../domain/passwords.ts';
 import { unusablePasswordHash } from '../../domain/sso/unusable-password.ts';
 import { baseUsername, candidateUsernames } from '../../domain/sso/username.ts';
 import { DEFAULT_TENANT_ID, tenantRefusal } from '../../domain/tenants.ts';
+import { securitySettings } from '../access-caches.ts';
+import type { AppDeps } from '../deps.ts';
+import { openLoginSession, refuseUnlessMayLogIn } from '../login.ts';
+import { setSessionCookie } from '../session-cookie.ts';
 import { auditSsoRefusal, SSO_LOGIN, SSO_LOGIN_REFUSED } from './audit.ts';
 import { sealSsoSecret } from './cipher.ts';
 import { SSO_DISABLED_FOR_TENANT, type SsoProvider, tenantAllowsSso } from './providers.ts';

@@ -37,14 +37,9 @@ import { ingestRepository, type SenderOwner } from '../../db/repositories/usage/
 import { type StoredReport, usageUploadsRepository } from '../../db/repositories/usage/usage-uploads.ts';
 import { DEFAULT_TENANT_ID } from '../../domain/tenants.ts';
 import { countedReport, type UsageDay, usageDayKey, usageDaysOf } from '../../domain/usage/counting.ts';
-import {
-  type AttributedMessage,
-  aggregateMessages,
-  isNoChange,
-  type UsageFigures,
-  usageDifference,
-} from '../../domain/usage/ingest-aggregate.ts';
+import { type AttributedMessage, aggregateMessages } from '../../domain/usage/ingest-aggregate.ts';
 import { type MessageRow, messageKey, modelsOf, type UsageRow } from '../../domain/usage/ingest-rows.ts';
+import { isNoChange, type UsageFigures, usageDifference } from '../../domain/usage/usage-figures.ts';
 import { contentFilterFor } from '../content-filter.ts';
 import { displayNames, withSenderName } from '../orgsync/display-names.ts';
 

@@ -8,10 +8,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { SESSION_COOKIE } from '../../api/middleware/auth.ts';
 import { milestonesRepository } from '../../db/repositories/autonomous/milestones.ts';
 import { activityBusFor } from '../../services/autonomous/activity-bus.ts';
 import { tenantProjectRoot } from '../../services/autonomous/projects.ts';
+import { SESSION_COOKIE } from '../../services/session-cookie.ts';
 import {
   type ApiWorld,
   createWorkflow,

@@ -18,7 +18,7 @@ import { raiseAlert } from '../../services/alerts/raise.ts';
 import { deliverAlertWebhooks } from '../../services/alerts/webhook-delivery.ts';
 import { normaliseWebhookUrl } from '../../services/alerts/webhook-preference.ts';
 import { storageKey } from '../../services/secrets.ts';
-import { alertWebhookWorkflowId } from '../../workflows/alerts/webhook.ts';
+import { alertWebhookWorkflowId } from '../../workflows/alerts/contract.ts';
 import { buildCast, type Cast } from '../support/actors.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { api } from '../support/session.ts';

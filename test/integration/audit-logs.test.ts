@@ -2,8 +2,8 @@
 // user's activity, the tenant scope for non-system-admin readers, and what the writer fills in.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { writeAudit } from '../../api/audit.ts';
 import { auditRepository } from '../../db/repositories/audit.ts';
+import { writeAudit } from '../../services/audit.ts';
 import { createTenant, createUser } from '../support/actors.ts';
 import { ADMIN, startTestApp, type TestApp } from '../support/harness.ts';
 import { api, login, type Session } from '../support/session.ts';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { runWorker } from '../../bin/runtime.ts';
 import type { RunningWorker } from '../../bin/worker-runtime.ts';
-import { collectProgressQuery, collectWorkflowId } from '../../workflows/usage/collect.ts';
+import { collectProgressQuery, collectWorkflowId } from '../../workflows/usage/contract.ts';
 import {
   claudeAssistant,
   claudeFile,

@@ -16,8 +16,8 @@ import type { RunningWorker } from '../../bin/worker-runtime.ts';
 import { loadSettings } from '../../config/settings.ts';
 import { TRANSCRIPT_SOURCES } from '../../domain/collectors/sources.ts';
 import { collectScheduleId, ensureCollectSchedule } from '../../services/collectors/schedule.ts';
-import { collectWorkflowId } from '../../workflows/usage/collect.ts';
 import type { ScheduledCollectResult } from '../../workflows/usage/collect-schedule.ts';
+import { collectWorkflowId } from '../../workflows/usage/contract.ts';
 import { buildCast, type Cast } from '../support/actors.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import { api } from '../support/session.ts';
@@ -193,7 +193,7 @@ test('trigger() runs a collection recorded as scheduled; a tick while it runs is
   assert.equal(run.trigger, 'schedule');
   assert.equal(run.requested_by, null);
   assert.equal(run.status, 'completed');
-  // The sample transcripts (README "Collecting transcripts"): 12 Claude Code and 4 Codex messages.
+  // The sample transcripts (docs/integrators/collectors.md "Collecting transcripts"): 12 Claude Code and 4 Codex messages.
   assert.deepEqual(
     [run.files_read, run.messages_read, run.messages_stored, run.duplicates, run.error_count],
     [3, 16, 16, 0, 0],

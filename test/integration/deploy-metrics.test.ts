@@ -1,5 +1,5 @@
 // Every metric the deployment guide tells operators to alert on (examples/deploy/prometheus/svc-alerts.yml
-// and the README's "Production deployment" table) is one a running instance exports on GET /metrics,
+// and the "Production deployment" table of docs/operators/production.md) is one a running instance exports on GET /metrics,
 // and the two gauges set by /readyz read 1 once a worker polls and the database answers.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -38,7 +38,7 @@ async function scrape(): Promise<string> {
   return res.text();
 }
 
-test('every metric named in the alert rules and the README table is exported', async () => {
+test('every metric named in the alert rules and the docs metrics table is exported', async () => {
   // /readyz sets the svc_* gauges; poll until the worker is seen.
   const deadline = Date.now() + 60_000;
   while (!(await workerPolls(app.url))) {
@@ -49,9 +49,10 @@ test('every metric named in the alert rules and the README table is exported', a
 
   const rules = readFileSync(path.join(ROOT, 'examples/deploy/prometheus/svc-alerts.yml'), 'utf8');
   const fromRules = new Set([...rules.matchAll(/\b([a-z_][a-z0-9_]*)\{/g)].map((m) => m[1]!));
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('\n## Production deployment\n');
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 5));
+  const page = readFileSync(path.join(ROOT, 'docs/operators/production.md'), 'utf8');
+  const start = page.indexOf('\n## Production deployment\n');
+  const end = page.indexOf('\n## ', start + 5);
+  const section = end === -1 ? page.slice(start) : page.slice(start, end);
   const table = section.slice(section.indexOf('| Metric | Alert when |'));
   const fromReadme = new Set(
     [...table.matchAll(/^\| `([a-z_][a-z0-9_]*)`/gm), ...table.matchAll(/\/ `([a-z_][a-z0-9_]*)`/gm)].map(

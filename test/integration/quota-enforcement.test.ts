@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
+import type { QuotaEnforcementSummary } from '../../domain/quota-enforcement-summary.ts';
 import {
   ensureQuotaEnforcementSchedule,
-  type QuotaEnforcementSummary,
   quotaEnforcementScheduleId,
 } from '../../services/quota-enforcement.ts';
 import { type MockProvider, startMockProvider } from '../fixtures/mock-provider.ts';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type DevServer, readDevServerConfig, startDevServer } from '../../bin/temporal-dev.ts';
-import { remoteSessionWorkflowId, sessionStateQuery } from '../../workflows/remote-session.ts';
+import { remoteSessionWorkflowId, sessionStateQuery } from '../../workflows/remote/contract.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import {
   agentMessage,

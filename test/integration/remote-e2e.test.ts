@@ -13,7 +13,7 @@ import { remoteSessionControl } from '../../api/remote-session-control.ts';
 import { openPayload } from '../../domain/remote-command-payload.ts';
 import { proxyTokenService } from '../../services/proxy-tokens.ts';
 import { storageKey } from '../../services/secrets.ts';
-import { remoteSessionWorkflowId } from '../../workflows/remote-session.ts';
+import { remoteSessionWorkflowId } from '../../workflows/remote/contract.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import {
   type AgentProcess,

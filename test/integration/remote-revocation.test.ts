@@ -5,7 +5,7 @@
 // sessions on the machine, and a system administrator's, are left alone.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { remoteSessionWorkflowId } from '../../workflows/remote-session.ts';
+import { remoteSessionWorkflowId } from '../../workflows/remote/contract.ts';
 import { type MockProvider, startMockProvider } from '../fixtures/mock-provider.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import {

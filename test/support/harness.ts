@@ -4,14 +4,14 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { AppDeps } from '../../api/deps.ts';
-import { createLogger } from '../../api/logger.ts';
 import { bootstrapAdmin } from '../../bin/bootstrap-admin.ts';
 import { buildDeps, connectTemporal, listen, runWorker } from '../../bin/runtime.ts';
 import type { RunningWorker } from '../../bin/worker-runtime.ts';
 import { loadSettings, type Settings } from '../../config/settings.ts';
 import { type DatabaseHandle, openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
+import type { AppDeps } from '../../services/deps.ts';
+import { createLogger } from '../../services/logger.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 /** Shared across test files so the workflow bundle is built once per source change. */
@@ -52,7 +52,7 @@ export function temporalAddress(): string {
 export async function startTestApp(
   opts: { worker?: boolean; env?: Record<string, string>; testDb?: TestDatabase; migrate?: boolean } = {},
 ): Promise<TestApp> {
-  const testDb = opts.testDb ?? (await createTestDatabase());
+  const testDb = opts.testDb ?? (await createTestDatabase({ migrated: opts.migrate !== false }));
   const taskQueue = `test-${randomBytes(4).toString('hex')}`;
   const settings = loadSettings({
     SVC_DATA_DIR: testDb.dataDir,

@@ -1,5 +1,5 @@
-// The production deployment example (examples/deploy/) and the README's "Production deployment"
-// section name only things that exist: every setting is one of config/settings.ts, every `npm run`
+// The production deployment example (examples/deploy/) and the "Production deployment" section of
+// docs/operators/production.md name only things that exist: every setting is one of config/settings.ts, every `npm run`
 // script is in package.json, every file the section points to is there; and the example environment
 // loads as settings, its Temporal options building a TLS + mTLS connection once the files exist.
 // (The metric names are checked against a live /metrics in test/integration/deploy-metrics.test.ts.)
@@ -42,13 +42,14 @@ const sectionEnvNames = new Set(
 );
 const isSetting = (name: string) => (SETTING_NAMES as string[]).includes(name) || sectionEnvNames.has(name);
 
-const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-const start = readme.indexOf('\n## Production deployment\n');
-const end = readme.indexOf('\n## ', start + 5);
-const section = readme.slice(start, end);
+const PAGE = 'docs/operators/production.md';
+const page = readFileSync(path.join(ROOT, PAGE), 'utf8');
+const start = page.indexOf('\n## Production deployment\n');
+const end = page.indexOf('\n## ', start + 5);
+const section = end === -1 ? page.slice(start) : page.slice(start, end);
 
-test('the README has the Production deployment section and the example files it names', () => {
-  assert.ok(start > 0, 'README section "Production deployment" is missing');
+test('the docs have the Production deployment section and the example files it names', () => {
+  assert.ok(start > 0, 'docs/operators/production.md "Production deployment" is missing');
   for (const f of [
     'svc.env',
     'api-1.env',
@@ -63,7 +64,7 @@ test('the README has the Production deployment section and the example files it 
     'systemd/temporal-server.service',
   ]) {
     assert.ok(existsSync(path.join(DEPLOY, f)), `examples/deploy/${f} is missing`);
-    assert.ok(section.includes(path.basename(f)), `README section does not mention ${f}`);
+    assert.ok(section.includes(path.basename(f)), `${PAGE} does not mention ${f}`);
   }
 });
 
@@ -82,13 +83,13 @@ test('every setting the example files assign exists in config/settings.ts', () =
   assert.ok(count >= 20, `only ${count} settings found: the parser no longer reads the examples`);
 });
 
-test('every setting-like name the README section mentions exists', () => {
+test('every setting-like name the Production deployment section mentions exists', () => {
   const names = new Set(
     [...section.matchAll(/`((?:SVC|TEMPORAL|DATABASE|NODE|SECRET|LOG)_[A-Z0-9_]+)/g)].map((m) => m[1]!),
   );
   assert.ok(names.size >= 15, [...names].join(','));
   for (const name of names)
-    assert.ok(isSetting(name), `README "Production deployment" names ${name}, not a setting`);
+    assert.ok(isSetting(name), `${PAGE} "Production deployment" names ${name}, not a setting`);
 });
 
 test('every `npm run` script in the examples and the section is a package.json script', () => {
@@ -103,7 +104,7 @@ test('every `npm run` script in the examples and the section is a package.json s
   for (const s of ['api', 'worker', 'migrate', 'agent-account:install'])
     assert.ok(used.has(s), `${s} not named`);
   for (const s of used) assert.ok(scripts.includes(s), `npm run ${s} is not a script`);
-  // The units run the commands the README documents.
+  // The units run the commands the docs document.
   const unit = (f: string) => readFileSync(path.join(DEPLOY, 'systemd', f), 'utf8');
   assert.match(unit('svc-migrate.service'), /^ExecStart=\/usr\/bin\/npm run migrate -- upgrade head$/m);
   assert.match(unit('svc-api@.service'), /^ExecStart=\/usr\/bin\/npm run api$/m);

@@ -2,8 +2,8 @@
 // currency label, dates and user_id; each refusal names its parameter.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseInput } from '../../api/middleware/validate.ts';
 import { assumptionsOf, DEFAULT_ASSUMPTIONS, roiQuerySchema } from '../../domain/roi/assumptions.ts';
+import { parseInput } from '../../domain/validation.ts';
 
 const parse = (q: Record<string, unknown>) => parseInput(roiQuerySchema, q);
 const refused = (q: Record<string, unknown>, param: string) =>

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { it } from 'node:test';
-import type { AppDeps } from '../../api/deps.ts';
 import { originAllowed } from '../../api/terminal-socket.ts';
+import type { AppDeps } from '../../services/deps.ts';
 
 const deps = {
   settings: {

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { describe, it } from 'node:test';
-import type { AppDeps } from '../../api/deps.ts';
 import { MAX_PENDING_INPUT_BYTES, RelayTerminal } from '../../api/terminal-relay-hub.ts';
 import { originAllowed, terminalSessionId } from '../../api/terminal-socket.ts';
+import type { AppDeps } from '../../services/deps.ts';
 
 describe('terminal relay upgrade path', () => {
   it('takes only /api/remote/sessions/<id>/terminal, with or without a query', () => {

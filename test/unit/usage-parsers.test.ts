@@ -6,7 +6,7 @@ import { openAiChatUsage } from '../../domain/usage/openai-chat.ts';
 import { openAiResponsesUsage } from '../../domain/usage/openai-responses.ts';
 import type { UsageResult } from '../../domain/usage/usage.ts';
 import { createUsageTap } from '../../domain/usage/usage-tap.ts';
-import type { WireFormat } from '../../domain/usage/wire-format.ts';
+import type { WireFormat } from '../../domain/usage/wire-format-name.ts';
 
 /*
  * Provider responses written out as they appear on the wire (shapes follow the providers' API

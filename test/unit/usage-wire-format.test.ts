@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { KeyProvider } from '../../domain/key-providers.ts';
-import { detectWireFormat, type WireFormat } from '../../domain/usage/wire-format.ts';
+import { detectWireFormat } from '../../domain/usage/wire-format.ts';
+import type { WireFormat } from '../../domain/usage/wire-format-name.ts';
 
 describe('detectWireFormat', () => {
   const cases: Array<[KeyProvider, string, WireFormat | null]> = [

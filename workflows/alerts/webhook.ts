@@ -6,17 +6,7 @@
 // answer other than 429 is final (RobotWebhookRejected).
 import { proxyActivities } from '@temporalio/workflow';
 import type { AlertWebhookActivities, AlertWebhookResult } from '../../activities/alerts/webhook.ts';
-
-export const ALERT_WEBHOOK_ID_PREFIX = 'alert-webhook-';
-
-export const alertWebhookWorkflowId = (alertId: string, userId: number) =>
-  `${ALERT_WEBHOOK_ID_PREFIX}${alertId}-${userId}`;
-
-export interface AlertWebhookInput {
-  /** alerts.id (the row id). */
-  alertRowId: number;
-  userId: number;
-}
+import type { AlertWebhookInput } from './contract.ts';
 
 const acts = proxyActivities<AlertWebhookActivities>({
   startToCloseTimeout: '30 seconds',

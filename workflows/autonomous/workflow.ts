@@ -64,7 +64,7 @@ import {
   transition,
   type WorkflowState,
 } from '../../domain/autonomous/transitions.ts';
-import type { AutonomousContext } from '../../services/autonomous/workflow-context.ts';
+import type { AutonomousContext } from '../../domain/autonomous/workflow-context.ts';
 import {
   type Actor,
   AUTONOMOUS_REFUSED,

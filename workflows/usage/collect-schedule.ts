@@ -12,7 +12,8 @@
 // sees it running as long as the collection runs. Its input holds the trigger and source ids only.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { executeChild, workflowInfo } from '@temporalio/workflow';
-import { type CollectRunInput, collectUsageWorkflow, collectWorkflowId } from './collect.ts';
+import { collectUsageWorkflow } from './collect.ts';
+import { type CollectRunInput, collectWorkflowId } from './contract.ts';
 
 export interface ScheduledCollectResult {
   outcome: 'completed' | 'failed' | 'skipped';

@@ -12,38 +12,16 @@
 // whose activity fails (after retries) is recorded with its error and the run goes on with the next;
 // the run ends `failed` if any source failed, `completed` otherwise. History holds ids, paths and
 // counts, never message content.
-import { defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CollectActivities } from '../../activities/usage/collect.ts';
-import {
-  emptyProgress,
-  mergeProgress,
-  runTotals,
-  type SourceProgress,
-} from '../../domain/collectors/progress.ts';
+import { emptyProgress, mergeProgress, runTotals } from '../../domain/collectors/progress.ts';
 import type { TranscriptSource } from '../../domain/collectors/sources.ts';
-
-export const collectWorkflowId = (taskQueue: string) => `usage-collect-${taskQueue}`;
-
-/** Files per activity call. */
-export const SLICE_FILES = 200;
-
-export interface CollectRunInput {
-  trigger: 'api' | 'schedule';
-  requestedBy: number | null;
-  sources: TranscriptSource[];
-}
-
-export interface CollectRunProgress {
-  run_id: string;
-  status: 'running' | 'completed' | 'failed';
-  /** The source being read now, or null. */
-  current_source: TranscriptSource | null;
-  sources: Array<
-    SourceProgress & { status: 'pending' | 'running' | 'completed' | 'failed'; error: string | null }
-  >;
-}
-
-export const collectProgressQuery = defineQuery<CollectRunProgress>('progress');
+import {
+  type CollectRunInput,
+  type CollectRunProgress,
+  collectProgressQuery,
+  SLICE_FILES,
+} from './contract.ts';
 
 const { startCollectorRun, finishCollectorRun } = proxyActivities<CollectActivities>({
   startToCloseTimeout: '1 minute',

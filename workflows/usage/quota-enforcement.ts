@@ -7,7 +7,7 @@
 // only.
 import { patched, proxyActivities } from '@temporalio/workflow';
 import type { QuotaEnforcementActivities } from '../../activities/usage/quota-enforcement.ts';
-import type { QuotaEnforcementSummary } from '../../services/quota-enforcement.ts';
+import type { QuotaEnforcementSummary } from '../../domain/quota-enforcement-summary.ts';
 import { type QuotaResumeSummary, signalQuotaRestored } from '../autonomous/quota-resume.ts';
 
 const { enforceQuotas } = proxyActivities<QuotaEnforcementActivities>({

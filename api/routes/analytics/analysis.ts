@@ -19,7 +19,7 @@ import {
   zero,
 } from '../../../domain/analytics/figures.ts';
 import { SEGMENTS, segmentUsers } from '../../../domain/analytics/insights.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import * as A from './answers.ts';

@@ -17,8 +17,8 @@ import {
   userTotals,
 } from '../../../domain/analytics/figures.ts';
 import { csvLine } from '../../../domain/csv.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
+import { writeAudit } from '../../../services/audit.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requireAdmin, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { anyObject, count, day, nullableString } from '../../openapi/shapes.ts';

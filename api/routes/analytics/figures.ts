@@ -25,7 +25,7 @@ import {
 import { type Recommendation, recommend } from '../../../domain/analytics/insights.ts';
 import { type ReadScope, readScope } from '../../../domain/tenant-scope.ts';
 import { raiseAnomalyAlert } from '../../../services/alerts/producers.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 
 /** The window of the endpoints that take no dates: the 30 days ending today. */
 export const ANALYSIS_WINDOW_DAYS = 30;

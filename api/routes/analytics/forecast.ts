@@ -17,7 +17,7 @@ import { FORECAST_DAYS, parseForecastDays } from '../../../domain/analytics/fore
 import { holtFitBest, holtForecast } from '../../../domain/analytics/holt.ts';
 import { ForbiddenError } from '../../../domain/errors.ts';
 import { readScope, TENANT_KEY_ERRORS } from '../../../domain/tenant-scope.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requireAdmin } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { readsOf } from './figures.ts';

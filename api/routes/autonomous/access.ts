@@ -13,9 +13,9 @@ import { milestonesRepository } from '../../../db/repositories/autonomous/milest
 import { type WorkflowRow, workflowsRepository } from '../../../db/repositories/autonomous/workflows.ts';
 import { workflowAccess } from '../../../domain/autonomous/access.ts';
 import { ForbiddenError, NotFoundError } from '../../../domain/errors.ts';
+import { parseInput } from '../../../domain/validation.ts';
 import { assertMayRunAutonomous } from '../../../services/autonomous/tenant-settings.ts';
-import type { AppDeps } from '../../deps.ts';
-import { parseInput } from '../../middleware/validate.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 export const WORKFLOW_ID = new RegExp(`^aw-${UUID}$`);

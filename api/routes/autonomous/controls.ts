@@ -7,11 +7,11 @@
 import { type Request, Router } from 'express';
 import { z } from 'zod';
 import { AppError } from '../../../domain/errors.ts';
+import { writeAudit } from '../../../services/audit.ts';
 import { autonomousControls, type ControlRequest } from '../../../services/autonomous/controls.ts';
 import { forkAutonomousWorkflow } from '../../../services/autonomous/fork.ts';
 import { autonomousRuns } from '../../../services/autonomous/temporal-runs.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { AUTONOMOUS_PARAMS, autonomousAccess, mayRunAutonomous } from './access.ts';
 import { workflowAnswer } from './answers.ts';

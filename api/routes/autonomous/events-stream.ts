@@ -25,7 +25,7 @@ import {
   activityBusFor,
   TooManyActivityListeners,
 } from '../../../services/autonomous/activity-bus.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { AUTONOMOUS_PARAMS, autonomousAccess } from './access.ts';
 

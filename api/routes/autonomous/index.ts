@@ -3,7 +3,7 @@
 // and fork (controls.ts), milestone and pull request reads (reads.ts), the activity stream
 // (events-stream.ts).
 import { type Express, Router } from 'express';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
 import { autonomousControlsRouter } from './controls.ts';
 import { autonomousEventsRouter } from './events-stream.ts';

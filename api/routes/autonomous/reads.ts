@@ -8,10 +8,10 @@ import { z } from 'zod';
 import type { WorkflowRow } from '../../../db/repositories/autonomous/workflows.ts';
 import { NotFoundError } from '../../../domain/errors.ts';
 import { milestoneTranscript } from '../../../services/autonomous/transcript.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { commitDiff } from '../../../services/forge/commit-diff.ts';
 import { localForgeFromSettings } from '../../../services/forge/local-forge.ts';
 import { LocalRepositories } from '../../../services/forge/local-repositories.ts';
-import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { AUTONOMOUS_PARAMS, autonomousAccess } from './access.ts';
 

@@ -19,13 +19,13 @@ import { type WorkflowRow, workflowsRepository } from '../../../db/repositories/
 import { workflowListReader } from '../../../domain/autonomous/access.ts';
 import { CREATE_BODY_SCHEMAS } from '../../../domain/autonomous/create-input.ts';
 import { WORKFLOW_STATUSES } from '../../../domain/autonomous/states.ts';
+import { writeAudit } from '../../../services/audit.ts';
 import { createAutonomousWorkflows } from '../../../services/autonomous/create-workflows.ts';
 import { autonomousDeletion } from '../../../services/autonomous/delete.ts';
 import { tenantProjectFolders } from '../../../services/autonomous/projects.ts';
 import { autonomousRuns } from '../../../services/autonomous/temporal-runs.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { backgroundUnavailable } from '../../../services/temporal-unavailable.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
 import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { AUTONOMOUS_PARAMS, autonomousAccess, BATCH_ID, mayRunAutonomous } from './access.ts';

@@ -14,7 +14,7 @@ import {
   mayPerform,
   maySeeSession,
 } from '../../../domain/remote-authority.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 
 export const MACHINE_NOT_FOUND = 'Machine not found';
 export const SESSION_NOT_FOUND = 'Session not found';

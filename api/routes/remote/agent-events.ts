@@ -7,9 +7,9 @@ import { z } from 'zod';
 import { type RemoteSessionRow, remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
 import type { OutputToAppend } from '../../../db/repositories/runtime-outputs.ts';
 import { isTerminal } from '../../../domain/remote-session-state.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
 import { remoteOutput } from '../../../services/remote-output.ts';
-import type { AppDeps } from '../../deps.ts';
 import type { RemoteSessionControl } from '../../remote-session-control.ts';
 
 const outputEvent = z.object({

@@ -17,11 +17,11 @@ import {
 } from '../../../domain/errors.ts';
 import { heartbeatNeedsWrite } from '../../../domain/remote-heartbeat.ts';
 import { hashRemoteSecret, newRemoteSecret, remoteSecretMatches } from '../../../domain/remote-tokens.ts';
+import { writeAudit } from '../../../services/audit.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { remoteBus, topics } from '../../../services/remote-bus.ts';
 import { commandSweep } from '../../../services/remote-command-sweep.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
 import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import {

@@ -23,10 +23,10 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '.
 import { isKeyProvider, KEY_PROVIDERS } from '../../../domain/key-providers.ts';
 import { machineStanding, mayPerform } from '../../../domain/remote-authority.ts';
 import { DEFAULT_TENANT_ID } from '../../../domain/tenants.ts';
+import { writeAudit } from '../../../services/audit.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { checkKeyBaseUrl } from '../../../services/egress/base-url.ts';
 import { storedKeyCipher } from '../../../services/stored-keys.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 

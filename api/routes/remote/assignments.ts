@@ -13,8 +13,8 @@ import {
   mayPerform,
   mayRevoke,
 } from '../../../domain/remote-authority.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
+import { writeAudit } from '../../../services/audit.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { sessionTeardown } from '../../remote-session-control.ts';

@@ -1,7 +1,7 @@
 // The remote workspace routers (spec document 1): machines, assignments, the agent endpoints,
 // sessions and their output stream. Each router declares full paths and its own authentication.
 import type { Express } from 'express';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { agentRouter } from './agent.ts';
 import { assignmentsRouter } from './assignments.ts';
 import { machinesRouter } from './machines.ts';

@@ -44,7 +44,7 @@
 //                           of the tenant's content filter; nothing was sent to the provider
 // plus forwardToProvider's own upstream_error / proxy_error. Provider errors pass through untouched.
 // Every refusal is audited (REMOTE_LLM_PROXY_REFUSED) without the token or key, bounded per source
-// (api/audit.ts): refusals without a valid token per client address, the others per session and reason
+// (services/audit.ts): refusals without a valid token per client address, the others per session and reason
 // (a CLI retrying a stopped session's token or a call over quota cannot flood the audit log).
 // A failed call's fact goes on the caller's agent session for the autonomous runner
 // (db/repositories/session-provider-errors.ts, domain/proxy/session-call-errors.ts): the class of a
@@ -72,7 +72,9 @@ import {
   refusalPeriod,
   secondsUntilPeriodEnd,
 } from '../../../domain/quota.ts';
+import { writeAudit } from '../../../services/audit.ts';
 import { contentFilterFor } from '../../../services/content-filter.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { egressGuardFor } from '../../../services/egress/guard.ts';
 import { callAccounting } from '../../../services/proxy/call-accounting.ts';
 import {
@@ -82,8 +84,6 @@ import {
 } from '../../../services/proxy-tokens.ts';
 import { type QuotaSubject, quotaServiceFor, type Reservation } from '../../../services/quota.ts';
 import { storedKeyCipher } from '../../../services/stored-keys.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
 import { type ForwardResult, forwardToProvider } from '../../llm-proxy/forward.ts';
 import { type GatewayCaller, gatewayCallers } from '../../llm-proxy/gateway-caller.ts';
 import { providerAuthHeaders } from '../../llm-proxy/provider-auth.ts';

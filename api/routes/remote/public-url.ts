@@ -1,7 +1,7 @@
 // The address agents use to reach this server: SVC_PUBLIC_URL when set (behind a proxy, or when the
 // browser and the machines see different names), otherwise the address the request came in on.
 import type { Request } from 'express';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 
 export function publicUrl(deps: AppDeps, req: Request): string {
   const configured = deps.settings.SVC_PUBLIC_URL;

@@ -21,11 +21,11 @@ import {
   PROJECT_PATH_RULE,
 } from '../../../domain/remote-session-input.ts';
 import { acceptsCommands, transition } from '../../../domain/remote-session-state.ts';
+import { writeAudit } from '../../../services/audit.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
 import { remoteOutput } from '../../../services/remote-output.ts';
 import { remoteMessagesFor } from '../../../services/usage/remote-messages.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
 import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { remoteMachinesRepository } from '../../../db/repositories/remote-machines.ts';
 import { remoteSessionsRepository } from '../../../db/repositories/remote-sessions.ts';
 import { NotFoundError } from '../../../domain/errors.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { terminalRelayHub } from '../../terminal-relay-hub.ts';

@@ -41,9 +41,9 @@ import {
   UnauthorizedError,
 } from '../../../domain/errors.ts';
 import { clipToRoom, roomLeft } from '../../../domain/usage-report.ts';
+import { writeAudit } from '../../../services/audit.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { type QuotaService, quotaServiceFor } from '../../../services/quota.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { authenticateAgent } from './agent-auth.ts';
 

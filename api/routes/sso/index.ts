@@ -2,7 +2,7 @@
 // providers (providers.ts), login start and OAuth2/OIDC callback (login.ts), the SSO session and
 // linked identities (session.ts), and SAML's SP metadata and ACS (saml.ts).
 import { Router } from 'express';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { ssoLoginRouter } from './login.ts';
 import { ssoProvidersRouter } from './providers.ts';
 import { samlRouter } from './saml.ts';

@@ -33,14 +33,14 @@ import {
 import { certificatePem, samlConfigOf } from '../../../domain/sso/saml-config.ts';
 import { parseTenantIdParam } from '../../../domain/tenant-scope.ts';
 import { tenantRefusal } from '../../../domain/tenants.ts';
+import { parseInput } from '../../../domain/validation.ts';
+import { writeAudit } from '../../../services/audit.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { sealSsoSecret } from '../../../services/sso/cipher.ts';
 import { tenantAllowsSso } from '../../../services/sso/providers.ts';
 import { parseSamlRegistration } from '../../../services/sso/saml/registration.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
 import { authenticate, requireAdmin, resolveSession } from '../../middleware/auth.ts';
 import { readLargeJson } from '../../middleware/body.ts';
-import { parseInput } from '../../middleware/validate.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 
 const headSchema = z.object({

@@ -19,13 +19,13 @@ import { canAccessOwned, isAdministrator } from '../../../domain/access.ts';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../../../domain/errors.ts';
 import { hashSessionToken } from '../../../domain/session-token.ts';
 import { hasUsablePassword } from '../../../domain/sso/unusable-password.ts';
+import { writeAudit } from '../../../services/audit.ts';
+import type { AppDeps } from '../../../services/deps.ts';
+import { clearSessionCookie } from '../../../services/session-cookie.ts';
 import { SSO_LOGOUT } from '../../../services/sso/audit.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
 import { iso } from '../../json-dates.ts';
 import { authenticate, sessionTokenOf } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
-import { clearSessionCookie } from '../../session-cookie.ts';
 
 // Each route's declaration (validation + /api/openapi.json; api/openapi/endpoint.ts).
 const getSsoSession = endpoint({

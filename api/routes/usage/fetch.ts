@@ -1,5 +1,5 @@
 // Collection runs (spec document 2, "Upload, fetch and reports"; issue 10 item 3). Bodies are not shown
-// by the spec, so chosen here and documented in the README section "Collecting transcripts":
+// by the spec, so chosen here and documented in docs/integrators/collectors.md "Collecting transcripts":
 //
 //   POST /api/fetch/data          system administrators (the run reads the server host's folders and
 //                                 stores messages of every tenant). Starts the collection workflow
@@ -25,16 +25,16 @@ import { runTotals } from '../../../domain/collectors/progress.ts';
 import { AGENT_REPORTS_SOURCE, TRANSCRIPT_SOURCES } from '../../../domain/collectors/sources.ts';
 import { AppError, NotFoundError } from '../../../domain/errors.ts';
 import { readScope } from '../../../domain/tenant-scope.ts';
+import { writeAudit } from '../../../services/audit.ts';
 import { collectRunInput } from '../../../services/collectors/run-input.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { rethrowIfTemporalUnavailable } from '../../../services/temporal-unavailable.ts';
+import { collectUsageWorkflow } from '../../../workflows/usage/collect.ts';
 import {
   type CollectRunProgress,
   collectProgressQuery,
-  collectUsageWorkflow,
   collectWorkflowId,
-} from '../../../workflows/usage/collect.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
+} from '../../../workflows/usage/contract.ts';
 import { authenticate, requirePermission, requireSystemAdmin } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 

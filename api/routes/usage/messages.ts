@@ -2,7 +2,7 @@
 // (full-text, db/full-text.ts) and paginated (limit 50, offset 0 by default; limit cut to 500), their
 // senders and conversations. Every read is inside the caller's tenant scope (rule 5); a conversation
 // outside it answers 404 exactly like an unknown one, so its existence never leaks. Permission:
-// view_messages. Bodies are documented in README "Reading usage".
+// view_messages. Bodies are documented in docs/administrators/usage-analytics-and-roi.md "Reading usage".
 //
 //   GET /api/messages?date&start_date&end_date&tool&host&sender&role&search&limit&offset
 //        {messages: [...], limit, offset, has_more}
@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { type MessageFilter, messageReadRepository } from '../../../db/repositories/usage/read-messages.ts';
 import { BadRequestError, NotFoundError } from '../../../domain/errors.ts';
 import { isRequest } from '../../../domain/usage/counting.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { count, day, listOf, nullableInt, nullableString } from '../../openapi/shapes.ts';

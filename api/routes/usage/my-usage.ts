@@ -8,7 +8,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { myUsageRepository } from '../../../db/repositories/usage/read-my-usage.ts';
 import { eachDay, resolveRange } from '../../../domain/usage/read-dates.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { count, day } from '../../openapi/shapes.ts';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { type ReadScope, readScope } from '../../../domain/tenant-scope.ts';
 import { isCalendarDate } from '../../../domain/usage/ingest-rows.ts';
 import { dayOf } from '../../../domain/usage/read-dates.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 
 /** Default page size of message lists (spec "Limits"), and the cap a larger `limit` is cut to. */
 export const DEFAULT_PAGE_SIZE = 50;

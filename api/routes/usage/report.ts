@@ -17,7 +17,7 @@ import { ForbiddenError } from '../../../domain/errors.ts';
 import { roiQuerySchema } from '../../../domain/roi/assumptions.ts';
 import { readScope } from '../../../domain/tenant-scope.ts';
 import { REPORT_GROUPS, reportRows, reportTotals } from '../../../domain/usage/report-rows.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { loadRoi, roiEnvelope } from '../roi.ts';

@@ -1,6 +1,6 @@
 // The "Request statistics" table of spec document 2. A request is one assistant message in
 // daily_messages (rule 3), counted inside the caller's tenant scope (rule 5). Permission:
-// view_dashboard. Bodies beyond `today` (fixed by the spec) are documented in README "Reading usage".
+// view_dashboard. Bodies beyond `today` (fixed by the spec) are documented in docs/administrators/usage-analytics-and-roi.md "Reading usage".
 //
 //   GET /api/usage/request/today                       {date, total_requests, by_tool: {tool: n}, _meta}
 //   GET /api/usage/request/trend?start&end&host        {start, end, total_requests, trend: [{date, requests}]}
@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { requestReadRepository } from '../../../db/repositories/usage/read-requests.ts';
 import { monthRange, resolveRange } from '../../../domain/usage/read-dates.ts';
 import { requestsByDay, sortedObject } from '../../../domain/usage/read-figures.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { anyObject, count, day, nullableInt, nullableString } from '../../openapi/shapes.ts';

@@ -13,6 +13,8 @@ import { WorkflowNotFoundError } from '@temporalio/common';
 import { Router } from 'express';
 import { z } from 'zod';
 import { NotFoundError } from '../../../domain/errors.ts';
+import { writeAudit } from '../../../services/audit.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { backgroundUnavailable, isTemporalUnavailable } from '../../../services/temporal-unavailable.ts';
 import {
   SUMMARY_REFRESH_ID_PREFIX,
@@ -20,8 +22,6 @@ import {
   summaryRefreshProgressQuery,
   summaryRefreshWorkflow,
 } from '../../../workflows/usage/summary-refresh.ts';
-import { writeAudit } from '../../audit.ts';
-import type { AppDeps } from '../../deps.ts';
 import { authenticate, requireAdmin } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 

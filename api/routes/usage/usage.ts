@@ -1,7 +1,7 @@
 // The "Usage" table of spec document 2: token and request figures by tool, day and host, read from
 // daily_usage (tokens: every source, including the model proxy and usage reports) and daily_messages
 // (requests, rule 3: assistant messages), inside the caller's tenant scope (rule 5). Permission:
-// view_dashboard. Response bodies the spec leaves open are documented in README "Reading usage".
+// view_dashboard. Response bodies the spec leaves open are documented in docs/administrators/usage-analytics-and-roi.md "Reading usage".
 //
 //   GET /api/summary?host                       {total_tokens, total_input_tokens, total_output_tokens,
 //                                               total_requests, tools: [{tool_name, tokens, requests}]}
@@ -19,7 +19,7 @@ import { type UsageFilter, usageReadRepository } from '../../../db/repositories/
 import type { ReadScope } from '../../../domain/tenant-scope.ts';
 import { lastDays, MAX_RANGE_DAYS, resolveRange } from '../../../domain/usage/read-dates.ts';
 import { byDay, byTool } from '../../../domain/usage/read-figures.ts';
-import type { AppDeps } from '../../deps.ts';
+import type { AppDeps } from '../../../services/deps.ts';
 import { authenticate, requirePermission } from '../../middleware/auth.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import { count, day, dayFigures, listOf, toolFigures, usageTotals } from '../../openapi/shapes.ts';

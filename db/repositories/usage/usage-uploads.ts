@@ -5,8 +5,8 @@
 // the same key each see the other's figures and their differences add up exactly.
 
 import type { UsageDay } from '../../../domain/usage/counting.ts';
-import type { UsageFigures } from '../../../domain/usage/ingest-aggregate.ts';
 import type { UsageRow } from '../../../domain/usage/ingest-rows.ts';
+import type { UsageFigures } from '../../../domain/usage/usage-figures.ts';
 import type { RawSql } from '../../client.ts';
 
 /** One stored report with its key. */

@@ -12,7 +12,6 @@
 // the IdP's key). Every refusal is a 400 naming the field. The SP signs nothing, so no key pair is made.
 import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
-import { parseInput } from '../../../api/middleware/validate.ts';
 import { BadRequestError } from '../../../domain/errors.ts';
 import {
   certificateBody,
@@ -22,6 +21,7 @@ import {
   samlAttributeMappingSchema,
 } from '../../../domain/sso/saml-config.ts';
 import { MetadataError, readIdpMetadata } from '../../../domain/sso/saml-metadata.ts';
+import { parseInput } from '../../../domain/validation.ts';
 
 export const METADATA_FETCH_TIMEOUT_MS = 10_000;
 

@@ -1,4 +1,4 @@
-// The production topology of README "Production deployment" on a REAL Temporal server (not the dev
+// The production topology of docs/operators/production.md "Production deployment" on a REAL Temporal server (not the dev
 // server): go.temporal.io/server with frontend, history, matching and worker in one process on
 // PostgreSQL (schemas by temporal-sql-tool, config from examples/deploy/temporal, a namespace created
 // with the Temporal CLI; test/support/temporal-server.ts), two `npm run api` instances behind a

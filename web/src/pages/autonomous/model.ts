@@ -403,7 +403,7 @@ export function explainFailure(
     return {
       summary: w.error,
       cause: 'The sandbox the CLI runs in is not available on the server.',
-      fix: 'An administrator must make the sandbox available (README, "Security model") or set SVC_SANDBOX=off; then Retry.',
+      fix: 'An administrator must make the sandbox available (docs/operators/security.md "Security model") or set SVC_SANDBOX=off; then Retry.',
     };
   return { summary: w.error, cause: step?.error ?? w.error, fix: null };
 }

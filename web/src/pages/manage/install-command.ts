@@ -1,4 +1,4 @@
-// The agent install one-liner shown after a registration token is created (README "Remote workspaces",
+// The agent install one-liner shown after a registration token is created (docs/integrators/remote-workspaces.md "Remote workspaces",
 // step 3): `curl -fsSL <server>/api/remote/agent/install.sh | bash -s -- --server <server> --token <t>`,
 // with `--insecure` when the server is plain http (the installer refuses http otherwise), and the
 // PowerShell form for Windows. Pure: unit-tested in test/unit/web-manage-forms.test.ts.

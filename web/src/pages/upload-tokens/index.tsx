@@ -1,7 +1,7 @@
 // The caller's personal upload tokens (issue 25 item 5; API: /api/upload-tokens): create one for a
 // collector (name, optional expiry in days), shown once in a box to copy; the list shows name, prefix
 // hint, created, last used, expiry and status, never the token; revoke asks first. Rows uploaded with a
-// token count for its owner (README "Uploading usage and messages").
+// token count for its owner (docs/integrators/uploads.md "Uploading usage and messages").
 import { useState } from 'preact/hooks';
 import { api } from '../../api/client.ts';
 import {

@@ -1,7 +1,7 @@
 // The one way to validate input at the edge: a zod schema per body/query/params, failing with a 400
 // whose message names the field.
 import type { z } from 'zod';
-import { BadRequestError } from '../../domain/errors.ts';
+import { BadRequestError } from './errors.ts';
 
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const result = schema.safeParse(value ?? {});

@@ -2,7 +2,9 @@
 // a proxy, Express derives req.secure from X-Forwarded-Proto only when the proxy is trusted
 // (SVC_TRUST_PROXY, applied in app.ts), so a client cannot fake it.
 import type { CookieOptions, Request, Response } from 'express';
-import { SESSION_COOKIE } from './middleware/auth.ts';
+
+/** The browser session's cookie name (the auth middleware reads it, sign-in sets it). */
+export const SESSION_COOKIE = 'session_token';
 
 const options = (req: Request): CookieOptions => ({
   httpOnly: true,

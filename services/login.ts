@@ -14,8 +14,8 @@ import { hashPassword, verifyPassword } from '../domain/passwords.ts';
 import { hashSessionToken, newSessionToken } from '../domain/session-token.ts';
 import { comparablePasswordHash } from '../domain/sso/unusable-password.ts';
 import { noTenantRefusal, tenantRefusal } from '../domain/tenants.ts';
-import { raiseLockoutAlert } from '../services/alerts/producers.ts';
 import { securitySettings } from './access-caches.ts';
+import { raiseLockoutAlert } from './alerts/producers.ts';
 import { writeAudit } from './audit.ts';
 import type { AppDeps } from './deps.ts';
 
@@ -158,7 +158,7 @@ export async function refuseUnlessMayLogIn(
 /**
  * The one place a login session is issued: a new random token whose SHA-256 is stored in `sessions`
  * with the configured lifetime, the user's last login time, and an audit record (`audit.action`).
- * The caller sets the cookie (api/session-cookie.ts) from the result.
+ * The caller sets the cookie (services/session-cookie.ts) from the result.
  */
 export async function openLoginSession(
   deps: AppDeps,

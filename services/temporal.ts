@@ -8,7 +8,7 @@ import {
   makeGrpcRetryInterceptor,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { namespaceMissingDetail, temporalUnavailability } from '../services/temporal-unavailable.ts';
+import { namespaceMissingDetail, temporalUnavailability } from './temporal-unavailable.ts';
 
 const WORKFLOW_QUEUE = proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW;
 const PROBE_DEADLINE_MS = 2000;

@@ -9,8 +9,8 @@ import {
   type SuppressedSummary,
   UnauthenticatedFailureLimiter,
 } from '../domain/audit-policy.ts';
-import { raiseRepeatedRefusalAlert } from '../services/alerts/producers.ts';
 import { tenantsWithAuditOff } from './access-caches.ts';
+import { raiseRepeatedRefusalAlert } from './alerts/producers.ts';
 import type { AppDeps } from './deps.ts';
 
 export interface AuditEntry {
