@@ -11,6 +11,7 @@ import { createTenant, createUser, PASSWORD } from '../support/actors.ts';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../support/database.ts';
 import { ADMIN, startTestApp, type TestApp } from '../support/harness.ts';
 import { api, login, type Session } from '../support/session.ts';
+import { storeMockKey } from '../support/session-teardown.ts';
 
 const ENV = { SVC_PROXY_CONTEXT_CACHE_TTL_MS: '60000' };
 
@@ -28,17 +29,7 @@ before(async () => {
   admin = await login(a.url, ADMIN.username, ADMIN.password);
   mock = await startMockProvider();
   const tenant = await createTenant(a, admin);
-  const stored = await api(a.url, 'POST', '/api/remote/api-keys', {
-    auth: admin,
-    body: {
-      provider: 'openai',
-      key_name: 'k',
-      api_key: 'sk-real-gw-scale',
-      base_url: `${mock.url}/v1`,
-      tenant_id: tenant,
-    },
-  });
-  assert.equal(stored.status, 201, JSON.stringify(stored.body));
+  await storeMockKey(a, admin, tenant, mock);
   const u = await createUser(a, admin, { role: 'user', tenant_id: tenant });
   owner = await login(a.url, u.username, PASSWORD);
 });

@@ -16,7 +16,8 @@ import { MOCK_USAGE, type MockProvider, startMockProvider } from '../../fixtures
 import { createTenant } from '../../support/actors.ts';
 import { ADMIN, startTestApp, type TestApp } from '../../support/harness.ts';
 import { waitUntil } from '../../support/remote.ts';
-import { api, login } from '../../support/session.ts';
+import { login } from '../../support/session.ts';
+import { storeMockKey } from '../../support/session-teardown.ts';
 
 const CALLS = 300;
 const CONCURRENCY = 16;
@@ -37,17 +38,7 @@ after(async () => {
 async function proxySession(): Promise<{ sessionId: string; token: string }> {
   const admin = await login(app.url, ADMIN.username, ADMIN.password);
   const tenantId = await createTenant(app, admin);
-  const key = await api(app.url, 'POST', '/api/remote/api-keys', {
-    auth: admin,
-    body: {
-      provider: 'openai',
-      key_name: 'writer chaos key',
-      api_key: 'real-openai-key-0123456789',
-      base_url: `${mock.url}/v1`,
-      tenant_id: tenantId,
-    },
-  });
-  assert.equal(key.status, 201, JSON.stringify(key.body));
+  await storeMockKey(app, admin, tenantId, mock);
   const { db, t } = app.database;
   const [user] = await db
     .insert(t.users)
