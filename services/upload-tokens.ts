@@ -3,9 +3,11 @@
 // sender fields say. The shared SVC_UPLOAD_AUTH_KEY names nobody: rows are attributed by their sender
 // fields, so it is for trusted server-side collectors only and can be switched off
 // (SVC_UPLOAD_SHARED_KEY=off).
+
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { DatabaseHandle } from '../db/client.ts';
 import { uploadTokensRepository } from '../db/repositories/upload-tokens.ts';
+import { bearerTokenOf } from '../domain/bearer.ts';
 import { ForbiddenError, ServiceUnavailableError, UnauthorizedError } from '../domain/errors.ts';
 import { DEFAULT_TENANT_ID } from '../domain/tenants.ts';
 import { hashUploadToken, isPersonalUploadToken, uploadTokenRefusal } from '../domain/upload-tokens.ts';
@@ -84,7 +86,7 @@ export function uploadAuthService(deps: {
      * token as `Authorization: Bearer`. 401 without one.
      */
     async identify(headers: { uploadAuth?: string; authorization?: string }): Promise<UploadIdentity> {
-      const bearer = /^Bearer\s+(\S+)\s*$/i.exec(headers.authorization ?? '')?.[1];
+      const bearer = bearerTokenOf(headers.authorization);
       const sent = headers.uploadAuth || (bearer && isPersonalUploadToken(bearer) ? bearer : undefined);
       if (!sent)
         throw new UnauthorizedError(

@@ -12,6 +12,7 @@
 // per-instance session cache (db/auth-session-cache.ts: LRU + TTL, dropped on every instance by
 // invalidateAuthSessions when a logout, deactivation, role change or tenant suspension commits), so
 // a repeat request costs no query; expiry is still checked on every request.
+
 import type { Request, RequestHandler } from 'express';
 import { type AuthSessionCache, authSessionCache, sqliteCacheFresh } from '../../db/auth-session-cache.ts';
 import { authSessionsRepository } from '../../db/repositories/auth-sessions.ts';
@@ -24,6 +25,7 @@ import {
   isAdministrator,
   isSystemAdmin,
 } from '../../domain/access.ts';
+import { bearerTokenOf } from '../../domain/bearer.ts';
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors.ts';
 import { isRole, type Permission, type Role } from '../../domain/permissions.ts';
 import { hashSessionToken, plausibleSessionToken } from '../../domain/session-token.ts';
@@ -80,11 +82,8 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 export function sessionTokenOf(req: Request): { token: string; source: TokenSource } | undefined {
   const fromCookie = cookieValue(req.headers.cookie, SESSION_COOKIE);
   if (fromCookie) return { token: fromCookie, source: 'cookie' };
-  const authz = req.headers.authorization;
-  if (authz) {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
-    if (m) return { token: m[1]!, source: 'bearer' };
-  }
+  const bearer = bearerTokenOf(req.headers.authorization);
+  if (bearer) return { token: bearer, source: 'bearer' };
   const q = req.query?.token;
   if (typeof q === 'string' && q) return { token: q, source: 'query' };
   return undefined;

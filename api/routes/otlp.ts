@@ -11,8 +11,10 @@
 //             an export request of its signal is a 400.
 //   answer    200 with an empty Export{Logs,Metrics}ServiceResponse (everything accepted) in the
 //             request's encoding. What the export adds: services/otlp/ingest.ts.
+
 import { type Request, type Response, Router } from 'express';
 import { z } from 'zod';
+import { bearerTokenOf } from '../../domain/bearer.ts';
 import { AppError, BadRequestError, UnauthorizedError } from '../../domain/errors.ts';
 import type { AppDeps } from '../../services/deps.ts';
 import {
@@ -98,7 +100,7 @@ export function otlpRouter(deps: AppDeps): Router {
   const ingest = otlpIngestService(deps);
 
   async function caller(req: Request) {
-    const raw = /^Bearer\s+(\S+)\s*$/i.exec(req.get('authorization') ?? '')?.[1];
+    const raw = bearerTokenOf(req.get('authorization'));
     try {
       return await resolveIngestCaller(raw);
     } catch (err) {
