@@ -183,24 +183,29 @@ test('an error turn and a stalled turn are reported to the session', { skip }, a
   const errors = await waitUntil('turn_error note', async () => (await agentNotes('turn_error'))[0]);
   assert.match(errors.message, /400|mock provider error/);
 
-  // The provider does not answer (for 10 s; a longer timer would keep the test process alive): after turn_stall_timeout (4 s) the agent reports the stall and
-  // restarts the CLI (resuming its conversation); the session goes on.
-  mock.setBehaviour({ responseDelayMs: 10_000 });
+  // The provider does not answer (for 2 minutes, or until the call is abandoned): after
+  // turn_stall_timeout (4 s) the agent reports the stall and restarts the CLI (resuming its
+  // conversation); the session goes on. The waits below are generous for a loaded CI machine.
+  mock.setBehaviour({ responseDelayMs: 120_000 });
   const started = Date.now();
   const hanging = mock.requests.length;
   await chat('this one hangs');
   const stalled = await waitUntil(
     'turn_stalled note',
     async () => (await agentNotes('turn_stalled'))[0],
-    20000,
+    60_000,
   );
   mock.setBehaviour({ responseDelayMs: 0 });
   assert.equal(stalled.timeout_ms, 4000);
   assert.ok(Date.now() - started >= 4000);
-  const restarted = await waitUntil('restart after the stall', async () => (await agentNotes('started'))[1]);
+  const restarted = await waitUntil(
+    'restart after the stall',
+    async () => (await agentNotes('started'))[1],
+    60_000,
+  );
   assert.equal(restarted.resumed, true);
   // The CLI went away mid-call: the proxy gave up its upstream call too.
-  assert.equal((await mock.waitForClosed(hanging, 5000)).aborted, true);
+  assert.equal((await mock.waitForClosed(hanging, 30_000)).aborted, true);
   const result = await turn('after the stall');
   assert.equal(result.is_error, false);
 });

@@ -130,6 +130,9 @@ export function laptopCliEnv(tool: string, home: string, opts: LaptopRunOptions)
         CLAUDE_CODE_ENABLE_TELEMETRY: '1',
         OTEL_LOGS_EXPORTER: 'otlp',
         OTEL_METRICS_EXPORTER: 'otlp',
+        // Its exporters get 2 s to flush at exit by default: on a loaded CI machine the last export
+        // (with the turn's request event and metrics) missed that and never left.
+        CLAUDE_CODE_OTEL_SHUTDOWN_TIMEOUT_MS: '10000',
       });
     }
   } else if (tool === 'cli_gamma') {
