@@ -19,11 +19,28 @@ function findTests(dir: string): string[] {
   return out;
 }
 
-const filters = process.argv.slice(2);
+// `--store-dependent` (CI's PostgreSQL run) leaves out the files that declare, in a line of their own,
+// `// store-independent: <why>`: files whose subject is not the store (a real CLI's behaviour, the
+// sandbox, the HTTP edge) and whose store calls other files already cover on both databases. They
+// still run on SQLite, and on PostgreSQL when named without the flag.
+const STORE_INDEPENDENT = /^\/\/ store-independent: \S/m;
+const storeDependentOnly = process.argv.includes('--store-dependent');
+const filters = process.argv.slice(2).filter((a) => a !== '--store-dependent');
 const allFiles = findTests('test');
-const files = allFiles.filter((f) => !filters.length || filters.some((x) => f.includes(x)));
+const matching = allFiles.filter((f) => !filters.length || filters.some((x) => f.includes(x)));
+const files = storeDependentOnly
+  ? matching.filter((f) => !STORE_INDEPENDENT.test(readFileSync(f, 'utf8')))
+  : matching;
+if (storeDependentOnly)
+  console.log(
+    `npm test --store-dependent: leaving out ${matching.length - files.length} store-independent file(s)`,
+  );
 if (!files.length) {
-  console.error(`no test files match ${filters.join(' ')}`);
+  console.error(
+    matching.length
+      ? `every matching file is store-independent: run it without --store-dependent`
+      : `no test files match ${filters.join(' ')}`,
+  );
   process.exit(1);
 }
 
@@ -60,7 +77,10 @@ const runTmp = mkdtempSync(path.join(os.tmpdir(), 'svc-test-run-'));
 chmodSync(runTmp, 0o1777);
 // Beside the spec output, each file's total test time (test/support/file-times-reporter.mjs): the
 // slowest files are printed at the end, so a slow run says where its time went.
-const timesFile = path.join(runTmp, 'file-times.jsonl');
+// TEST_FILE_TIMES=<file> keeps the whole per-file list (CI keeps it in test-artifacts/).
+const timesFile = process.env.TEST_FILE_TIMES
+  ? path.resolve(process.env.TEST_FILE_TIMES)
+  : path.join(runTmp, 'file-times.jsonl');
 // One database migrated to head, copied for each test file that wants a migrated one (support/database.ts).
 // The unit tests open no database, so a run of them alone migrates nothing.
 const needsDatabase = files.some((f) => !f.startsWith(path.join('test', 'unit')));

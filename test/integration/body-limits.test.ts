@@ -3,6 +3,7 @@
 // 415 before it is read (the request is still open when the answer comes); the streamed uploads
 // inflate only after their key check, bounded by decoded size and inflation ratio; the routes that
 // need more than 1 MB take it after their authentication.
+// store-independent: the HTTP edge's body limits and decompression
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';

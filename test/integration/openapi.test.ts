@@ -4,6 +4,7 @@
 // text, independently of the router walk that builds the document) and as the server answers over
 // HTTP; every endpoint of the specification (openapi-spec-endpoints.txt, a copy of
 // spec/endpoints.txt); converted routes carry the zod schema that also validates them.
+// store-independent: the OpenAPI document and the routes it describes
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';

@@ -7,6 +7,8 @@
 // restarts the CLI with `--resume` and the new model; stop ends it. And, without the agent, that with
 // the proxy unreachable the CLI fails and tried to connect to nothing but the proxy's address (strace).
 // Skips, with the reason printed, when the pinned Qwen Code is not installed.
+// store-independent: the real Qwen Code's behaviour under the agent; the proxy's rows and quota are
+//   covered on both stores by llm-proxy*, laptop-clis and remote-usage-messages
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';

@@ -8,6 +8,8 @@
 // `--resume`; stop ends it. And, without the agent, that with the proxy unreachable the CLI fails
 // and tried to connect to nothing but the proxy's address (strace).
 // Skips, with the reason printed, when the pinned Claude Code is not installed.
+// store-independent: the real Claude Code's behaviour under the agent; the proxy's rows and quota are
+//   covered on both stores by llm-proxy*, laptop-clis and remote-usage-messages
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';

@@ -9,6 +9,8 @@
 //   3. a model change applies from the next turn, which resumes Codex's thread;
 //   4. stop ends the session and removes its CODEX_HOME.
 // Skips, with the reason printed, when the CLI is not installed.
+// store-independent: the real Codex's behaviour under the agent; the proxy's rows and quota are covered on
+//   both stores by llm-proxy*, laptop-clis and remote-usage-messages
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';

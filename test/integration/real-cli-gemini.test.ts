@@ -9,6 +9,8 @@
 // ends the session. And, without the agent, that with the proxy unreachable the CLI fails and tried to
 // connect to nothing but the proxy's address (strace).
 // Skips, with the reason printed, when the pinned Gemini CLI is not installed.
+// store-independent: the real Gemini CLI's behaviour under the agent; the proxy's rows and quota are
+//   covered on both stores by llm-proxy*, laptop-clis and remote-usage-messages
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';

@@ -3,6 +3,7 @@
 // token (service installation and the CLI download skipped by their flags). The installed agent (the
 // transpiled .js files, not the repo's sources) then runs a session with the fake CLI. A second run
 // with the same token fails: the token was consumed.
+// store-independent: the shell installer and the installed agent files
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';

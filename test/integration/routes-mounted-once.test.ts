@@ -1,6 +1,7 @@
 // Every endpoint is routed by exactly one route layer: a router mounted twice (the SAML router once
 // was, in api/routes/index.ts and again inside the SSO router) runs its per-router middlewares twice
 // and hides which mount answers. The walk is the OpenAPI document's own (api/openapi/router-walk.ts).
+// store-independent: how the routers are mounted
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createApp } from '../../api/app.ts';

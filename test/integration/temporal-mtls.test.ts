@@ -4,6 +4,7 @@
 // client (/readyz describes the task queue) all go through TLS, present the certificate and carry the
 // key; without the certificate, with a wrong key, or in plain gRPC, the cluster refuses. The key never
 // appears in the logs.
+// store-independent: the Temporal connection's TLS, certificate and API key
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';

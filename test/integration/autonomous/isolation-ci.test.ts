@@ -2,6 +2,7 @@
 // CI runs repository code, so with an isolated decision it runs as the agent account with the same
 // environment and access rules as the agent CLI. Real processes, real ACLs, a real linked worktree of a
 // bare repository in a closed directory. Needs root (skipped with the printed reason otherwise).
+// store-independent: OS accounts and ACLs of CI under isolation, not what the store keeps
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -4,6 +4,8 @@
 // hook into the bare repository (isolation off, so the write goes through: the check is what stops it):
 // the step fails closed, the milestone records the marker, the workflow fails, and neither the
 // workflow's branch nor main moved on the forge.
+// store-independent: the Git integrity check inside a workflow; workflow rows are covered on both stores
+//   by workflow-e2e, workflow-api-e2e, workflow-crash and the chaos tests
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';

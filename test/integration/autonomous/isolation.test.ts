@@ -5,6 +5,7 @@
 // reads the server's environment and the data dir's secrets, writes outside the worktree and into the
 // Git metadata, and leaves a daemon behind. Isolated tests need root (the runner switches accounts);
 // without it they are skipped with the printed reason.
+// store-independent: OS accounts, ACLs and processes of the isolated agent, not what the store keeps
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

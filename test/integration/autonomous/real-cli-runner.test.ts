@@ -3,6 +3,8 @@
 // Gemini CLI in the sandbox (the default) in a worktree, each reaches the mock provider only through
 // the model-proxy gate, and the step ends `ok` with its call metered. A CLI that is not installed
 // (`npm run clis:install`) skips with the reason.
+// store-independent: each real CLI in the sandbox for one step; step rows are covered on both stores by
+//   workflow-e2e
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { cliRunner } from '../../../services/autonomous/runner/run-cli.ts';

@@ -4,6 +4,8 @@
 // any user would: read the service's secrets and database, another tenant's repository and an agent
 // token, reach the Temporal port, the database and the API's other routes. All of it fails; the same
 // step still writes its worktree and calls the model through the proxy.
+// store-independent: what the sandbox lets a CLI reach (bubblewrap, the proxy gate), not what the store
+//   keeps
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';

@@ -5,6 +5,8 @@
 // closes the issue with a comment; a rejected verdict pauses for manual review with the issue left
 // open until a human overrides it; a text requirement's snapshot is its text; a tracker that cannot
 // close the issue leaves the verdict standing and says so on the row.
+// store-independent: the acceptance snapshot's checks; the rows its activities write are covered on both
+//   stores by workflow-e2e, workflow-api-e2e, workflow-crash and the chaos tests
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,7 @@
 // A batch of three requirements runs one workflow at a time, each on its own worktree pinned to the
 // batch's one baseline, and every item is merged (the later ones sync with the earlier merges first).
+// store-independent: the batch workflow's ordering on one baseline; the rows its activities write are
+//   covered on both stores by workflow-e2e, workflow-api-e2e, workflow-crash and the chaos tests
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';

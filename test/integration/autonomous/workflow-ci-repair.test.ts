@@ -6,6 +6,8 @@
 // either: test/integration/forge/ci-fix-validation.test.ts, since nothing may move the branch while
 // the agent runs: the Git metadata integrity check would stop it); a failed check without usable log evidence is polled 6 times, then fails with a permission hint.
 // Real Temporal worker, real database (SQLite, or PostgreSQL with DATABASE_URL), real git, fake CLI.
+// store-independent: the workflow's CI-repair loop; the rows its activities write are covered on both
+//   stores by workflow-e2e, workflow-api-e2e, workflow-crash and the chaos tests
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';

@@ -6,6 +6,8 @@
 // converges and its changes are committed (an agent cannot swap the hook), a hook that keeps changing
 // files fails after 3 passes, a failing hook fails the step with its output; each visibly.
 // Real Temporal worker, real database (SQLite, or PostgreSQL with DATABASE_URL), real git, fake CLI.
+// store-independent: the workflow's commit guards; the rows its activities write are covered on both
+//   stores by workflow-e2e, workflow-api-e2e, workflow-crash and the chaos tests
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';

@@ -2,6 +2,8 @@
 // agent's process and resume continues it; stop kills it; cancel-round at a milestone then
 // resume-with-feedback; planning timeout, retry and extension. The controls are the Temporal updates
 // the API sends (workflows/autonomous/contract.ts); the API's own checks are tested in api-*.test.ts.
+// store-independent: the workflow's pause, resume and cancel; the control rows and their API are covered
+//   on both stores by api-controls, and the activities' rows by workflow-e2e and the chaos tests
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';

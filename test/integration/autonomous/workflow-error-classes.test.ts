@@ -17,6 +17,8 @@
 // The four run outcomes (runner failure, empty output, context overflow, no new code) are asserted on
 // the milestone rows and through GET /api/autonomous/workflows/:id/timeline. Retry delays are shortened
 // through the `autonomous.*` retry settings (1 s steps), never real minutes.
+// store-independent: the workflow's decisions on provider error classes; the rows its activities write are
+//   covered on both stores by workflow-e2e, workflow-api-e2e, workflow-crash and the chaos tests
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

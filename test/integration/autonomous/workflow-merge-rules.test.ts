@@ -6,6 +6,8 @@
 // PR is approved on the forge, a resume merges it. On the way, a cancelled CI run at the head is run
 // again without using a CI repair attempt (a cancelled check is not a code failure).
 // Real Temporal worker, real database (SQLite, or PostgreSQL with DATABASE_URL), real git, fake CLI.
+// store-independent: the workflow's merge rules; the rows its activities write are covered on both stores
+//   by workflow-e2e, workflow-api-e2e, workflow-crash and the chaos tests
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { localForgeFromSettings } from '../../../services/forge/local-forge.ts';

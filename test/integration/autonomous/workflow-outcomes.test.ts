@@ -3,6 +3,8 @@
 // acceptance check disabled completion follows the merge; an upstream hard quota pauses it for a
 // manual resume only; a conflicting change on main is resolved by the conflict-repair step; `done`
 // wraps a waiting workflow up; agent_max_concurrent_workflows keeps a second workflow pending.
+// store-independent: the workflow's milestone outcomes; the rows its activities write are covered on both
+//   stores by workflow-e2e, workflow-api-e2e, workflow-crash and the chaos tests
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';

@@ -3,6 +3,7 @@
 // published OpenAPI description), so a misspelt path or method in the fake fails here; the response
 // bodies are typed with @octokit/openapi-types schemas (test/fixtures/github-fake/shapes.ts), so a
 // wrong field fails typecheck. And each listed operation is answered by the fake (not a route miss).
+// store-independent: the GitHub fake's routes and shapes against Octokit's table
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';

@@ -3,6 +3,7 @@
 // the CI (first on PATH, noted in the log); a declared version that is not installed falls back to the
 // service's own Node with a note in the CI log. Real git, real database, a real runtimes directory
 // (its `node` is a small script that says which one it is).
+// store-independent: which Node runtime the local forge's CI runs
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';

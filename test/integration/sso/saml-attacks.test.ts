@@ -4,6 +4,8 @@
 // (users, sso_identities and sessions unchanged); and write SSO_SAML_REFUSED with the precise reason.
 // Crafted responses are samlify's template edited with @xmldom/xmldom and signed with xml-crypto, with
 // this IdP's key when the attack needs a valid signature over some (other) element.
+// store-independent: SAML response validation; the refusal's audit and provisioning rows are the same
+//   writes saml-login covers on both stores
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
