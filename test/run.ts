@@ -1,12 +1,13 @@
 // `npm test`: starts one real Temporal dev server for the whole run (in memory, free ports), then runs
 // every test file with node's test runner. Pass file paths or substrings to run a subset.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { findTemporalCli } from '../bin/temporal-cli.ts';
 import { startDevServer } from '../bin/temporal-dev.ts';
 import { ensureWebBuilt } from '../bin/web-build.ts';
+import { bundleTestFiles } from './support/bundle-tests.ts';
 import { prepareMigratedTemplate } from './support/database.ts';
 
 function findTests(dir: string): string[] {
@@ -88,11 +89,14 @@ const template = needsDatabase
   ? await prepareMigratedTemplate(runTmp)
   : { env: {}, drop: async () => undefined };
 
+// Each test file runs as one bundle (test/support/bundle-tests.ts says why); TEST_BUNDLE=0 runs sources.
+const bundled = process.env.TEST_BUNDLE !== '0';
+const bundleDir = path.join('node_modules', '.cache', 'svc-test-bundles', path.basename(runTmp));
+const bundles = bundled ? await bundleTestFiles(files, bundleDir) : undefined;
 const child = spawn(
   process.execPath,
   [
-    '--import',
-    'tsx',
+    ...(bundled ? [] : ['--import', 'tsx']),
     '--test',
     `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
     // A hung test fails after this long instead of holding the whole run (and CI) until it is killed.
@@ -101,7 +105,7 @@ const child = spawn(
     '--test-reporter-destination=stdout',
     `--test-reporter=${path.resolve('test/support/file-times-reporter.mjs')}`,
     `--test-reporter-destination=${timesFile}`,
-    ...files,
+    ...(bundles?.entries ?? files),
   ],
   {
     stdio: 'inherit',
@@ -119,6 +123,7 @@ const code: number = await new Promise((resolve) =>
 );
 await dev.stop();
 await template.drop().catch(() => undefined);
+rmSync(bundleDir, { recursive: true, force: true });
 printSlowestFiles(timesFile, 15);
 if (process.env.SVC_KEEP_TEST_TMP) console.log(`test temporary files kept in ${runTmp}`);
 else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
@@ -133,8 +138,15 @@ function printSlowestFiles(file: string, count: number) {
   }
   const rows = lines
     .map((l) => JSON.parse(l) as { file: string; ms: number; tests: number })
+    .map((r) => ({ ...r, file: bundles ? bundles.sourceOf(r.file) : r.file }))
     .sort((a, b) => b.ms - a.ms);
   if (rows.length === 0) return;
+  // The kept list names the test files, not their bundles.
+  if (process.env.TEST_FILE_TIMES)
+    writeFileSync(
+      file,
+      rows.map((r) => `${JSON.stringify({ ...r, file: path.relative(process.cwd(), r.file) })}\n`).join(''),
+    );
   const total = rows.reduce((sum, r) => sum + r.ms, 0);
   console.log(
     `\nslowest test files (of ${rows.length}; ${(total / 1000).toFixed(0)} s of test time in all):`,

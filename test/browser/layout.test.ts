@@ -17,8 +17,9 @@ import { ADMIN } from '../support/harness.ts';
 import { api } from '../support/session.ts';
 
 // The app's route registry, loaded at run time: a literal import would pull every lazy page (.tsx) into
-// the server's typecheck, which has no JSX.
-const ROUTES_MODULE = '../../web/src/routes.ts';
+// the server's typecheck, which has no JSX. A URL from this file's own location, not a bare relative
+// path: `npm test` runs this file as a bundle elsewhere (test/support/bundle-tests.ts).
+const ROUTES_MODULE = new URL('../../web/src/routes.ts', import.meta.url).href;
 const { routes } = (await import(ROUTES_MODULE)) as { routes: { path: string; admin?: true }[] };
 
 /** How many tab stops from the top of each page are checked for a visible focus indicator. */

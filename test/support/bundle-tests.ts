@@ -1,0 +1,79 @@
+// `npm test` runs each test file as one esbuild bundle of our code (npm packages stay external), not
+// through tsx module by module. Why: every test file is its own process, and loading the ~525
+// TypeScript modules of the app through tsx's loader hooks cost about 5 CPU-seconds per process on
+// this 2-core machine, against about 2 for the same code as one ESM bundle; over the ~460 test
+// processes of a CI run that is roughly a fifth of all its CPU time.
+//
+// What keeps the bundle faithful to the sources:
+// - each module's `import.meta.url`, `.dirname` and `.filename` are replaced by its own source
+//   location, so paths computed from them (migrations, fixtures, the agent's files, the web build)
+//   are the same as when the source runs;
+// - the bundles live under node_modules/.cache, so their bare imports resolve to the repository's
+//   node_modules; code splitting keeps each module once per process (shared chunks);
+// - once a bundle's static imports are loaded, it registers tsx, so what is imported later by a
+//   computed path (a `.ts` route table, a fixture) or run in a worker thread still loads from source.
+// TEST_BUNDLE=0 runs the sources through tsx instead (e.g. for a debugger's breakpoints).
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+
+const OUR_SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
+
+/** Replaces `import.meta.url|dirname|filename` in each of our modules by that module's own location. */
+const ownLocation: Plugin = {
+  name: 'own-import-meta',
+  setup(b) {
+    b.onLoad({ filter: OUR_SOURCE }, (args) => {
+      if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes('import.meta.')) return undefined;
+      const contents = source
+        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
+        .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(args.path)))
+        .replaceAll('import.meta.filename', JSON.stringify(args.path));
+      const ext = path.extname(args.path);
+      const loader = ext === '.tsx' ? 'tsx' : ext === '.ts' || ext === '.mts' ? 'ts' : 'js';
+      return { contents, loader };
+    });
+  },
+};
+
+export interface TestBundles {
+  /** The bundle to run for each test file (same order). */
+  entries: string[];
+  /** The test file a bundle was built from (for reports). */
+  sourceOf(bundle: string): string;
+}
+
+/** Bundles `files` (paths relative to the repository root) into `outDir` (under the repository). */
+export async function bundleTestFiles(files: string[], outDir: string): Promise<TestBundles> {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  await build({
+    entryPoints: files,
+    outdir: outDir,
+    outbase: '.',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    packages: 'external',
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    plugins: [ownLocation],
+    // Runs after the module's static imports are loaded (ESM hoists them): from then on, a computed
+    // `import()` of a .ts file loads through tsx. Once per process, whichever module comes first.
+    banner: {
+      js: "import { register as __svcTsxRegister } from 'tsx/esm/api'; globalThis.__svcTsx ??= __svcTsxRegister();",
+    },
+    logLevel: 'error',
+  });
+  const bundleOf = (f: string) => path.join(outDir, f.replace(/\.[cm]?tsx?$/, '.mjs'));
+  const sources = new Map(files.map((f) => [path.resolve(bundleOf(f)), f]));
+  return {
+    entries: files.map(bundleOf),
+    sourceOf: (bundle) => sources.get(path.resolve(bundle)) ?? bundle,
+  };
+}
