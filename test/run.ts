@@ -9,6 +9,7 @@ import { startDevServer } from '../bin/temporal-dev.ts';
 import { ensureWebBuilt } from '../bin/web-build.ts';
 import { bundleTestFiles } from './support/bundle-tests.ts';
 import { prepareMigratedTemplate } from './support/database.ts';
+import { BUNDLED_PROGRAMS } from './support/node-entry.ts';
 
 function findTests(dir: string): string[] {
   const out: string[] = [];
@@ -92,7 +93,7 @@ const template = needsDatabase
 // Each test file runs as one bundle (test/support/bundle-tests.ts says why); TEST_BUNDLE=0 runs sources.
 const bundled = process.env.TEST_BUNDLE !== '0';
 const bundleDir = path.join('node_modules', '.cache', 'svc-test-bundles', path.basename(runTmp));
-const bundles = bundled ? await bundleTestFiles(files, bundleDir) : undefined;
+const bundles = bundled ? await bundleTestFiles(files, bundleDir, BUNDLED_PROGRAMS) : undefined;
 const child = spawn(
   process.execPath,
   [
@@ -114,6 +115,7 @@ const child = spawn(
       ...template.env,
       TMPDIR: runTmp,
       TEST_TEMPORAL_ADDRESS: dev.address,
+      ...(bundles ? { TEST_BUNDLE_DIR: path.resolve(bundleDir) } : {}),
       TEMPORAL_CLI_PATH: cliPath,
     },
   },

@@ -46,12 +46,19 @@ export interface TestBundles {
   sourceOf(bundle: string): string;
 }
 
-/** Bundles `files` (paths relative to the repository root) into `outDir` (under the repository). */
-export async function bundleTestFiles(files: string[], outDir: string): Promise<TestBundles> {
+/**
+ * Bundles `files` (paths relative to the repository root) into `outDir` (under the repository), with
+ * `programs` (the agent, the API...) beside them for the tests that start them (support/node-entry.ts).
+ */
+export async function bundleTestFiles(
+  files: string[],
+  outDir: string,
+  programs: string[] = [],
+): Promise<TestBundles> {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   await build({
-    entryPoints: files,
+    entryPoints: [...files, ...programs],
     outdir: outDir,
     outbase: '.',
     bundle: true,

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { remoteSessionsRepository } from '../../db/repositories/remote-sessions.ts';
 import { createTenant, createUser, PASSWORD } from './actors.ts';
 import { ADMIN, type TestApp } from './harness.ts';
+import { nodeEntry } from './node-entry.ts';
 import { api, login, type Session } from './session.ts';
 
 export const REPO = path.resolve(import.meta.dirname, '../..');
@@ -254,15 +255,11 @@ export function startAgent(opts: {
     ...opts.extra,
   };
   writeFileSync(configPath, JSON.stringify(config, null, 2), { mode: 0o600 });
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(REPO, 'agent/main.ts'), '--config', configPath],
-    {
-      cwd: REPO,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME ?? os.homedir() },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...nodeEntry('agent/main.ts'), '--config', configPath], {
+    cwd: REPO,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME ?? os.homedir() },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const logs: string[] = [];
   child.stdout!.on('data', (d: Buffer) => logs.push(d.toString()));
   child.stderr!.on('data', (d: Buffer) => logs.push(d.toString()));

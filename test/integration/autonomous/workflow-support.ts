@@ -15,6 +15,7 @@ import { tenantProjectRoot } from '../../../services/autonomous/projects.ts';
 import { AUTONOMOUS_WORKFLOW_TYPE, temporalWorkflowId } from '../../../workflows/autonomous/contract.ts';
 import { gitIn } from '../../fixtures/git-repo.ts';
 import { uniqueName } from '../../support/actors.ts';
+import { nodeEntry } from '../../support/node-entry.ts';
 import { FAKE_CLI, type RunnerWorld, startRunnerWorld } from './runner-support.ts';
 
 /** The milestones of a workflow that went straight through (no CI repair, no feedback). */
@@ -181,7 +182,7 @@ export function launchWorkerProcess(
   env: Record<string, string> = {},
 ): { child: ChildProcess; output: () => string } {
   const s = world.app.settings;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/worker.ts'], {
+  const child = spawn(process.execPath, nodeEntry('bin/worker.ts'), {
     env: {
       ...process.env,
       SVC_DATA_DIR: s.SVC_DATA_DIR,

@@ -23,6 +23,7 @@ import { type DatabaseHandle, openDatabase } from '../../../db/client.ts';
 import { upgrade } from '../../../migrations/runner.ts';
 import { createTenant, createUser, PASSWORD } from '../../support/actors.ts';
 import { ADMIN, type TestApp } from '../../support/harness.ts';
+import { nodeEntry } from '../../support/node-entry.ts';
 import { workerPolls } from '../../support/readiness.ts';
 import {
   type AgentProcess,
@@ -92,7 +93,7 @@ export async function startCluster(opts: {
   const url = `http://127.0.0.1:${port}`;
   const procs: Partial<Record<Component, Proc>> = {};
   const launch = (script: Component): Proc => {
-    const child = spawn(process.execPath, ['--import', 'tsx', `bin/${script}.ts`], {
+    const child = spawn(process.execPath, nodeEntry(`bin/${script}.ts`), {
       cwd: REPO,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
