@@ -11,6 +11,7 @@ import { attachTerminalSocket } from '../api/terminal-socket.ts';
 import type { Settings } from '../config/settings.ts';
 import { temporalConnection } from '../config/temporal-connection.ts';
 import { type DatabaseHandle, openDatabase } from '../db/client.ts';
+import { BCRYPT_ROUNDS, bcryptRounds } from '../domain/passwords.ts';
 import { checkCompatibility, upgrade } from '../migrations/runner.ts';
 import { startAlertWebhookTrigger } from '../services/alerts/webhook-delivery.ts';
 import { ensureAutonomousQuotaResumeSchedule } from '../services/autonomous/quota-resume-schedule.ts';
@@ -60,6 +61,11 @@ export function buildDeps(
 ): AppDeps {
   // The workspace is created at startup; /readyz only reports on it.
   mkdirSync(settings.workspaceDir, { recursive: true });
+  if (bcryptRounds !== BCRYPT_ROUNDS)
+    logger.warn(
+      { bcrypt_rounds: bcryptRounds },
+      `new password hashes use ${bcryptRounds} bcrypt rounds, not ${BCRYPT_ROUNDS} (SVC_TEST_BCRYPT_ROUNDS is for test runs only)`,
+    );
   return { settings, database, temporal, logger, metrics: createMetrics(), now: () => new Date() };
 }
 
