@@ -10,7 +10,7 @@
 // the list filtered to the batch.
 // Screenshots of every page under test-artifacts/screenshots/autonomous-*.png.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -215,12 +215,15 @@ test('a refused control in words; pause and resume the agent; cancel round and f
 
 async function controlsFlow(page: Page, errors: string[]) {
   const pidFile = path.join(tmp, `implementation-${Date.now()}.pid`);
+  // The step is held open until the test lets it go (after pause and resume), not for a fixed time a
+  // loaded machine can outlast before the pause.
+  const goFile = path.join(tmp, `implementation-${Date.now()}.go`);
   const base = stepScript();
   const project = world.project({
     ...base,
     implementation: {
       pidFile,
-      steps: [{ call: 1 }, { sleep: 5000 }, ...base.implementation!.steps.slice(1)],
+      steps: [{ call: 1 }, { until: goFile }, ...base.implementation!.steps.slice(1)],
     },
   });
   const id = await createInForm(page, project);
@@ -264,6 +267,7 @@ async function controlsFlow(page: Page, errors: string[]) {
   const thawBy = Date.now() + 10_000;
   while (processState(pid) === 'T' && Date.now() < thawBy) await sleep(50);
   assert.notEqual(processState(pid), 'T', 'the agent process continues');
+  writeFileSync(goFile, '');
   const implDone = Date.now() + 60_000;
   let impl = (await world.milestones(id)).filter((m) => m.kind === 'implementation');
   while (impl[0]?.status !== 'completed' && Date.now() < implDone) {
