@@ -186,6 +186,7 @@ export async function runWorker(
     cacheDir,
     log,
     connection: temporal.native,
+    stickyTimeoutMs: settings.SVC_TEMPORAL_STICKY_TIMEOUT_MS,
   });
   return worker;
 }
