@@ -6,16 +6,7 @@
 // that created it (N instances starting together: the unique username decides, bootstrap-admin.ts).
 
 import { loadSettings, SettingsError } from '../config/settings.ts';
-import { bootstrapAdmin } from './bootstrap-admin.ts';
-import {
-  buildDeps,
-  connectTemporal,
-  listen,
-  makeLogger,
-  onShutdown,
-  prepareDatabase,
-  StartupError,
-} from './runtime.ts';
+import { prepareDatabase, StartupError } from './startup.ts';
 
 const say = (line: string) => console.log(`[svc-api] ${line}`);
 
@@ -24,6 +15,9 @@ async function main() {
   if (!settings.TEMPORAL_ADDRESS)
     throw new StartupError('npm run api needs TEMPORAL_ADDRESS (the Temporal frontend, host:port).');
   const database = await prepareDatabase(settings, { migrate: false, log: say });
+  // The API itself is loaded once the settings and the schema are accepted (bin/startup.ts).
+  const [{ bootstrapAdmin }, { buildDeps, connectTemporal, listen, makeLogger, onShutdown }] =
+    await Promise.all([import('./bootstrap-admin.ts'), import('./runtime.ts')]);
   await bootstrapAdmin(
     database,
     { username: settings.SVC_ADMIN_USERNAME, password: settings.SVC_ADMIN_PASSWORD },

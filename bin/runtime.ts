@@ -10,9 +10,8 @@ import { LLM_PROXY_PREFIX } from '../api/routes/remote/llm-proxy.ts';
 import { attachTerminalSocket } from '../api/terminal-socket.ts';
 import type { Settings } from '../config/settings.ts';
 import { temporalConnection } from '../config/temporal-connection.ts';
-import { type DatabaseHandle, openDatabase } from '../db/client.ts';
+import type { DatabaseHandle } from '../db/client.ts';
 import { BCRYPT_ROUNDS, bcryptRounds } from '../domain/passwords.ts';
-import { checkCompatibility, upgrade } from '../migrations/runner.ts';
 import { startAlertWebhookTrigger } from '../services/alerts/webhook-delivery.ts';
 import { ensureAutonomousQuotaResumeSchedule } from '../services/autonomous/quota-resume-schedule.ts';
 import { ensureCollectSchedule } from '../services/collectors/schedule.ts';
@@ -24,34 +23,12 @@ import { ensureOrgSyncSchedules } from '../services/orgsync/schedule.ts';
 import { ensureQuotaEnforcementSchedule } from '../services/quota-enforcement.ts';
 import { createTemporalAccess, type TemporalAccess } from '../services/temporal.ts';
 import { flushUsageAtShutdown } from '../services/usage/remote-messages.ts';
+import { StartupError } from './startup.ts';
 import { type RunningWorker, startWorker } from './worker-runtime.ts';
 
-export class StartupError extends Error {}
+export { prepareDatabase, StartupError } from './startup.ts';
 
 export const MAX_HEADER_BYTES = 16 * 1024;
-
-/** Opens the database; migrates only when asked (embedded single-node start outside production). */
-export async function prepareDatabase(
-  settings: Settings,
-  opts: { migrate: boolean; log: (l: string) => void },
-): Promise<DatabaseHandle> {
-  const database = await openDatabase({
-    databaseUrl: settings.DATABASE_URL,
-    sqlitePath: settings.sqlitePath,
-    poolMax: settings.SVC_DB_POOL_MAX,
-  });
-  try {
-    await database.ping();
-    if (opts.migrate) await upgrade(database, 'head', (l) => opts.log(`migrate: ${l}`));
-    const c = await checkCompatibility(database.sql);
-    if (!c.compatible) throw new StartupError(`${c.message} (current ${c.current}, required ${c.required})`);
-    return database;
-  } catch (err) {
-    await database.close().catch(() => undefined);
-    if (err instanceof StartupError) throw err;
-    throw new StartupError(`Cannot open the ${settings.dialect} database: ${(err as Error).message}`);
-  }
-}
 
 export function buildDeps(
   settings: Settings,
@@ -215,6 +192,7 @@ export async function runWorker(
     cacheDir,
     log,
     connection: temporal.native,
+    stickyTimeoutMs: settings.SVC_TEMPORAL_STICKY_TIMEOUT_MS,
   });
   return worker;
 }

@@ -3,19 +3,8 @@
 // and the HTTP API.
 import { mkdirSync } from 'node:fs';
 import { loadSettings, SettingsError } from '../config/settings.ts';
-import { bootstrapAdmin } from './bootstrap-admin.ts';
-import {
-  buildDeps,
-  connectTemporal,
-  listen,
-  makeLogger,
-  onShutdown,
-  prepareDatabase,
-  runWorker,
-  StartupError,
-} from './runtime.ts';
-import { findTemporalCli } from './temporal-cli.ts';
-import { type DevServer, startDevServer } from './temporal-dev.ts';
+import { prepareDatabase, StartupError } from './startup.ts';
+import type { DevServer } from './temporal-dev.ts';
 import { ensureWebBuilt } from './web-build.ts';
 
 const say = (line: string) => console.log(`[svc] ${line}`);
@@ -36,6 +25,11 @@ async function main() {
     );
   // Production never runs DDL at startup (spec, Versioning 3): migrations are a separate step there.
   const database = await prepareDatabase(settings, { migrate: !settings.production, log: say });
+  // The rest is loaded once the settings and the schema are accepted (bin/startup.ts); the service
+  // (bin/runtime.ts) loads while the embedded Temporal server starts.
+  const runtime = import('./runtime.ts');
+  runtime.catch(() => undefined); // awaited below; a failure before that is reported by main
+  const { bootstrapAdmin } = await import('./bootstrap-admin.ts');
   await bootstrapAdmin(
     database,
     { username: settings.SVC_ADMIN_USERNAME, password: settings.SVC_ADMIN_PASSWORD },
@@ -44,6 +38,10 @@ async function main() {
 
   let address = settings.TEMPORAL_ADDRESS;
   if (!address) {
+    const [{ findTemporalCli }, { startDevServer }] = await Promise.all([
+      import('./temporal-cli.ts'),
+      import('./temporal-dev.ts'),
+    ]);
     const cliPath = await findTemporalCli({ explicit: settings.TEMPORAL_CLI_PATH, log: say });
     say('starting the embedded Temporal dev server...');
     dev = await startDevServer({
@@ -59,6 +57,7 @@ async function main() {
     });
     address = dev.address;
   }
+  const { buildDeps, connectTemporal, listen, makeLogger, onShutdown, runWorker } = await runtime;
   const worker = await runWorker(settings, address, database, say);
   const temporal = connectTemporal(settings, address);
   const logger = makeLogger(settings);

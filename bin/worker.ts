@@ -1,7 +1,7 @@
 // `npm run worker`: one Temporal worker alone (scale-out), against DATABASE_URL and TEMPORAL_ADDRESS.
 
 import { loadSettings, SettingsError } from '../config/settings.ts';
-import { onShutdown, prepareDatabase, runWorker, StartupError } from './runtime.ts';
+import { prepareDatabase, StartupError } from './startup.ts';
 
 const say = (line: string) => console.log(`[svc-worker] ${line}`);
 
@@ -10,6 +10,8 @@ async function main() {
   if (!settings.TEMPORAL_ADDRESS)
     throw new StartupError('npm run worker needs TEMPORAL_ADDRESS (the Temporal frontend, host:port).');
   const database = await prepareDatabase(settings, { migrate: false, log: say });
+  // The worker itself is loaded once the settings and the schema are accepted (bin/startup.ts).
+  const { onShutdown, runWorker } = await import('./runtime.ts');
   const worker = await runWorker(settings, settings.TEMPORAL_ADDRESS, database, say);
   onShutdown(
     [

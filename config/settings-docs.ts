@@ -60,6 +60,12 @@ export const FLAT_SETTING_DOCS: readonly SettingDoc[] = [
       "How long the API's connected Temporal client retries one call while Temporal is unreachable before the request answers 503 with `Retry-After` (the client's own default was about 20 s)",
   },
   {
+    setting: '`SVC_TEMPORAL_STICKY_TIMEOUT_MS`',
+    default: '`10000`',
+    meaning:
+      "How long a workflow task waits for the worker that ran the workflow last (its sticky queue) before any worker takes it: after a worker dies, its workflows' next steps wait this long (the Temporal SDK's default)",
+  },
+  {
     setting: '`SVC_USAGE_WRITER_THREAD`',
     default: '`on`',
     meaning:

@@ -41,6 +41,12 @@ const flatSchema = z.object({
    */
   SVC_TEMPORAL_RETRY_BUDGET_MS: z.coerce.number().int().min(0).max(600_000).default(3000),
   /**
+   * How long a workflow task waits on the sticky queue of the worker that ran the workflow last before
+   * any worker may take it (milliseconds; the Temporal SDK's default, 10 s): after a worker dies, its
+   * workflows' next steps wait this long. Tests that kill a worker shorten it.
+   */
+  SVC_TEMPORAL_STICKY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  /**
    * Security of the connection to the Temporal cluster at TEMPORAL_ADDRESS (the same names as the
    * `temporal` CLI's environment configuration), honoured by the API's client and the worker alike
    * (config/temporal-connection.ts). TEMPORAL_TLS unset: TLS is on when any option below is set.

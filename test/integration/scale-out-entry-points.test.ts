@@ -9,12 +9,15 @@ import { upgrade } from '../../migrations/runner.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { temporalAddress } from '../support/harness.ts';
 import { workerPolls } from '../support/readiness.ts';
+import { shareWorkflowBundle } from '../support/svc-processes.ts';
 
 let testDb: TestDatabase;
 const children: ChildProcess[] = [];
 
 before(async () => {
   testDb = await createTestDatabase();
+  // The worker reads the workflow bundle the test files share instead of bundling it again.
+  await shareWorkflowBundle(testDb.dataDir);
 });
 after(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');

@@ -37,6 +37,7 @@ import {
   waitUntil,
 } from '../../support/remote.ts';
 import { api, login, type Session } from '../../support/session.ts';
+import { shareWorkflowBundle } from '../../support/svc-processes.ts';
 import { autonomousEnv } from './autonomous.ts';
 import type { Ledger, Observed } from './invariants.ts';
 
@@ -71,6 +72,8 @@ export async function startCluster(opts: {
 }): Promise<Cluster> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'svc-chaos-'));
   const sqlitePath = path.join(dataDir, 'svc.sqlite');
+  // The worker (and a restarted one) reads the workflow bundle the test files share instead of bundling.
+  await shareWorkflowBundle(dataDir);
   const database = await openDatabase({ databaseUrl: opts.databaseUrl, sqlitePath });
   await upgrade(database, 'head');
   await bootstrapAdmin(database, { username: ADMIN.username, password: ADMIN.password }, () => {});

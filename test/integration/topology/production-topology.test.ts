@@ -266,6 +266,9 @@ before(async () => {
     SVC_SANDBOX: 'off',
     SVC_AUTONOMOUS_ISOLATION: 'off',
     SVC_AUTONOMOUS__CLI_PATHS: JSON.stringify({ cli_beta: cliBeta }),
+    // After the kill -9 of a worker, its workflows' next tasks go to the surviving worker after 1 s
+    // instead of the default 10 s on the dead worker's sticky queue (the takeover checked is the same).
+    SVC_TEMPORAL_STICKY_TIMEOUT_MS: '1000',
   };
   launch('worker-1', 'worker');
   launch('worker-2', 'worker');
