@@ -116,7 +116,21 @@ export async function waitForTemporal(address: string, timeoutMs = 60_000): Prom
   );
 }
 
-export async function startDevServer(opts: {
+/** A dev server on ports picked free can still lose one of them to another process before it binds. */
+const PORT_TAKEN = /address already in use/;
+
+export async function startDevServer(opts: DevServerOptions): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServerOnce(opts);
+    } catch (err) {
+      if (!opts.ephemeralPorts || attempt >= 3 || !PORT_TAKEN.test((err as Error).message)) throw err;
+      opts.log?.(`Temporal dev server: a picked port was taken before it bound; trying other ports`);
+    }
+  }
+}
+
+interface DevServerOptions {
   cliPath: string;
   dataDir?: string;
   config?: Partial<DevServerConfig>;
@@ -125,7 +139,9 @@ export async function startDevServer(opts: {
   /** Keep state in memory only (tests). */
   inMemory?: boolean;
   log?: (l: string) => void;
-}): Promise<DevServer> {
+}
+
+async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const log = opts.log ?? (() => {});
   const cfg = { ...readDevServerConfig(), ...opts.config };
   if (opts.ephemeralPorts) {
