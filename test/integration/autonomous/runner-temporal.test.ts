@@ -96,7 +96,8 @@ describe('autonomous runner as a Temporal activity', () => {
     await waitForFile(path.join(worktree, '.svc-fake/called'));
 
     let detail: Record<string, unknown> | undefined;
-    const deadline = Date.now() + 15_000;
+    // Generous: the step sleeps 120 s, and a loaded CI machine (load 20) once took longer than 15 s.
+    const deadline = Date.now() + 60_000;
     while (!detail && Date.now() < deadline) {
       const d = await handle.describe();
       const payload = d.raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0]?.data;
