@@ -209,6 +209,7 @@ export async function runWorker(
     cacheDir,
     log,
     connection: temporal.native,
+    heartbeatThrottleMs: settings.SVC_TEMPORAL_HEARTBEAT_THROTTLE_MS,
   });
   return worker;
 }

@@ -62,6 +62,8 @@ export async function startWorker(opts: {
   log?: (l: string) => void;
   /** TLS / mTLS / API key of the cluster (config/temporal-connection.ts); unset: plain `address`. */
   connection?: NativeConnectionOptions;
+  /** The longest an activity heartbeat is held back (SVC_TEMPORAL_HEARTBEAT_THROTTLE_MS); unset: the SDK's. */
+  heartbeatThrottleMs?: number;
 }): Promise<RunningWorker> {
   const log = opts.log ?? (() => {});
   if (!runtimeInstalled) {
@@ -82,6 +84,9 @@ export async function startWorker(opts: {
     taskQueue: opts.taskQueue,
     workflowBundle: await workflowBundle(opts.cacheDir, log),
     activities: opts.activities,
+    ...(opts.heartbeatThrottleMs !== undefined
+      ? { maxHeartbeatThrottleInterval: opts.heartbeatThrottleMs }
+      : {}),
   });
   const done = worker.run().finally(() => connection.close());
   return {

@@ -763,7 +763,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
             );
             if (d.kind === 'transition')
               return { kind: 'trigger', trigger: d.trigger, fields: { error: d.error } };
-            await sleep(Math.max(1, ev.pollSeconds) * 1000);
+            await sleep(Math.max(0.1, ev.pollSeconds) * 1000);
             break;
           }
           evidencePolls = 0;
