@@ -428,6 +428,12 @@ export const SECTION_SETTING_DOCS: readonly SettingDoc[] = [
       "Milliseconds between two reads of a running autonomous CLI step's workflow status (a pause freezes the CLI, a stop ends it) and between two of the step's activity heartbeats (a cancelled step learns of it at a heartbeat)",
   },
   {
+    setting: '`autonomous.heartbeat_timeout_seconds`',
+    default: 'unset',
+    meaning:
+      "Seconds without a heartbeat after which an autonomous CLI step's or CI run's activity is taken for lost (its worker died) and run again (unset: 15 s for a CLI step, 20 s for a CI run)",
+  },
+  {
     setting: '`autonomous.agent_task_cgroup_enabled`',
     default: '`auto`',
     meaning:

@@ -340,6 +340,12 @@ const sectionSchemas = {
        */
       runner_poll_ms: int(50, 60_000).default(1000),
       runner_heartbeat_ms: int(50, 10_000).default(3000),
+      /**
+       * Seconds without a heartbeat after which Temporal takes a CLI step's or a CI run's activity for
+       * lost (its worker died) and runs it again on another worker. Unset: 15 s for a CLI step, 20 s for
+       * a CI run. Tests that kill a worker shorten it; production keeps the defaults.
+       */
+      heartbeat_timeout_seconds: int(2, 600).optional(),
       /** Per-task resource limits (cgroup): on | auto (when the host supports it) | off. */
       agent_task_cgroup_enabled: z.enum(['on', 'auto', 'off']).default('auto'),
       /**
