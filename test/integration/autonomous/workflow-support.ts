@@ -105,6 +105,13 @@ export const FAST_RUNNER: Record<string, string> = {
   SVC_TEMPORAL_HEARTBEAT_THROTTLE_MS: '250',
 };
 
+/**
+ * For tests that kill a worker: Temporal gives a dead worker's CLI step or CI run up after 8 s without
+ * a heartbeat instead of 15 s / 20 s (autonomous.heartbeat_timeout_seconds), then runs it again on the
+ * next worker. The live runner heartbeats every 250 ms (FAST_RUNNER), the CI activity every 2 s.
+ */
+export const WORKER_KILL: Record<string, string> = { SVC_AUTONOMOUS__HEARTBEAT_TIMEOUT_SECONDS: '8' };
+
 export async function startWorkflowWorld(
   opts: { worker?: boolean; env?: Record<string, string> } = {},
 ): Promise<WorkflowWorld> {
