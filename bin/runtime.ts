@@ -193,6 +193,7 @@ export async function runWorker(
     log,
     connection: temporal.native,
     stickyTimeoutMs: settings.SVC_TEMPORAL_STICKY_TIMEOUT_MS,
+    heartbeatThrottleMs: settings.SVC_TEMPORAL_HEARTBEAT_THROTTLE_MS,
   });
   return worker;
 }

@@ -64,6 +64,8 @@ export async function startWorker(opts: {
   connection?: NativeConnectionOptions;
   /** SVC_TEMPORAL_STICKY_TIMEOUT_MS; unset: the SDK's default (10 s). */
   stickyTimeoutMs?: number;
+  /** The longest an activity heartbeat is held back (SVC_TEMPORAL_HEARTBEAT_THROTTLE_MS); unset: the SDK's. */
+  heartbeatThrottleMs?: number;
 }): Promise<RunningWorker> {
   const log = opts.log ?? (() => {});
   if (!runtimeInstalled) {
@@ -86,6 +88,9 @@ export async function startWorker(opts: {
     activities: opts.activities,
     ...(opts.stickyTimeoutMs !== undefined
       ? { stickyQueueScheduleToStartTimeout: opts.stickyTimeoutMs }
+      : {}),
+    ...(opts.heartbeatThrottleMs !== undefined
+      ? { maxHeartbeatThrottleInterval: opts.heartbeatThrottleMs }
       : {}),
   });
   const done = worker.run().finally(() => connection.close());

@@ -66,6 +66,12 @@ export const FLAT_SETTING_DOCS: readonly SettingDoc[] = [
       "How long a workflow task waits for the worker that ran the workflow last (its sticky queue) before any worker takes it: after a worker dies, its workflows' next steps wait this long (the Temporal SDK's default)",
   },
   {
+    setting: '`SVC_TEMPORAL_HEARTBEAT_THROTTLE_MS`',
+    default: 'unset',
+    meaning:
+      "The longest the worker holds back an activity heartbeat (unset: the SDK's 80% of the activity's heartbeat timeout); a cancelled activity learns of its cancellation at its next heartbeat",
+  },
+  {
     setting: '`SVC_USAGE_WRITER_THREAD`',
     default: '`on`',
     meaning:
@@ -407,13 +413,31 @@ export const SECTION_SETTING_DOCS: readonly SettingDoc[] = [
       '`autonomous.transient_retry_delay_seconds`, `autonomous.api_backoff_initial_seconds`, `autonomous.transient_api_retry_window_seconds`, `autonomous.preparation_retry_initial_seconds`',
     default: '`5`, `10`, `1800`, `2`',
     meaning:
-      'Retry timing of autonomous steps: the fixed delay of short in-phase retries (network, Git, runner failures), the first delay and the total window of the backoff on transient API errors (spec: 1800 s), and the first delay of workspace-preparation retries (see "Autonomous error classes")',
+      'Retry timing of autonomous steps (seconds, fractions allowed): the fixed delay of short in-phase retries (network, Git, runner failures), the first delay and the total window of the backoff on transient API errors (spec: 1800 s), and the first delay of workspace-preparation retries (see "Autonomous error classes")',
   },
   {
     setting: '`autonomous.ci_log_poll_seconds`',
     default: '`30`',
     meaning:
-      "Seconds between two reads of a failed CI check's log while it holds no usable evidence (6 reads, then the workflow fails with a permission hint)",
+      "Seconds (fractions allowed) between two reads of a failed CI check's log while it holds no usable evidence (6 reads, then the workflow fails with a permission hint)",
+  },
+  {
+    setting: '`autonomous.runner_settle_poll_ms`',
+    default: '`250`',
+    meaning:
+      "Milliseconds between two reads of what the model proxy wrote for a finished autonomous CLI step: its usage rows (re-read until two reads agree, at most 3 s) and a failed attempt's provider-error fact (8 reads)",
+  },
+  {
+    setting: '`autonomous.runner_poll_ms`, `autonomous.runner_heartbeat_ms`',
+    default: '`1000`, `3000`',
+    meaning:
+      "Milliseconds between two reads of a running autonomous CLI step's workflow status (a pause freezes the CLI, a stop ends it) and between two of the step's activity heartbeats (a cancelled step learns of it at a heartbeat)",
+  },
+  {
+    setting: '`autonomous.heartbeat_timeout_seconds`',
+    default: 'unset',
+    meaning:
+      "Seconds without a heartbeat after which an autonomous CLI step's or CI run's activity is taken for lost (its worker died) and run again (unset: 15 s for a CLI step, 20 s for a CI run)",
   },
   {
     setting: '`autonomous.agent_task_cgroup_enabled`',

@@ -47,6 +47,12 @@ const flatSchema = z.object({
    */
   SVC_TEMPORAL_STICKY_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   /**
+   * Longest time the worker holds back an activity heartbeat (milliseconds). Unset: the SDK's own
+   * throttle, 80% of the activity's heartbeat timeout (12 s for a CLI step). A cancelled activity learns
+   * of its cancellation only when a heartbeat goes out: tests of controls shorten it.
+   */
+  SVC_TEMPORAL_HEARTBEAT_THROTTLE_MS: z.coerce.number().int().min(10).max(600_000).optional(),
+  /**
    * Security of the connection to the Temporal cluster at TEMPORAL_ADDRESS (the same names as the
    * `temporal` CLI's environment configuration), honoured by the API's client and the worker alike
    * (config/temporal-connection.ts). TEMPORAL_TLS unset: TLS is on when any option below is set.
@@ -308,11 +314,12 @@ const sectionSchemas = {
        * Retry timing of autonomous error classes (spec "Errors" 4, "Limits"; domain/autonomous/errors.ts):
        * the fixed delay of short in-phase retries (transient network / Git, runner failures, verifier
        * infrastructure failures), the first delay of the exponential backoff of transient API errors and
-       * its total window (spec: 1800 s). Tests shorten them; production keeps the defaults.
+       * its total window (spec: 1800 s), in seconds (fractions allowed). Tests shorten them; production
+       * keeps the defaults.
        */
-      transient_retry_delay_seconds: int(1, 3600).default(5),
-      api_backoff_initial_seconds: int(1, 3600).default(10),
-      transient_api_retry_window_seconds: int(1, 86_400).default(1800),
+      transient_retry_delay_seconds: z.coerce.number().min(0.1).max(3600).default(5),
+      api_backoff_initial_seconds: z.coerce.number().min(0.1).max(3600).default(10),
+      transient_api_retry_window_seconds: z.coerce.number().min(0.1).max(86_400).default(1800),
       /**
        * First delay (seconds, fractions allowed) of the retries of a workflow's workspace preparation
        * (Temporal activity retries: 5 attempts, the delay doubling up to 30 s; a Git ref lock held by
@@ -321,9 +328,30 @@ const sectionSchemas = {
       preparation_retry_initial_seconds: z.coerce.number().min(0.1).max(600).default(2),
       /**
        * Seconds between two reads of a failed CI check's log while it holds no usable evidence
-       * (spec "Limits": 6 CI log diagnostics polls, then fail with a permission hint). Tests shorten it.
+       * (spec "Limits": 6 CI log diagnostics polls, then fail with a permission hint; fractions
+       * allowed). Tests shorten it.
        */
-      ci_log_poll_seconds: int(1, 3600).default(30),
+      ci_log_poll_seconds: z.coerce.number().min(0.1).max(3600).default(30),
+      /**
+       * Milliseconds between two reads of what the model proxy wrote for a finished CLI step (its
+       * usage rows, re-read until two reads agree; a failed attempt's provider-error fact, read up to 8
+       * times). Tests shorten it; production keeps the default.
+       */
+      runner_settle_poll_ms: int(10, 5000).default(250),
+      /**
+       * Milliseconds between two reads of a running CLI step's workflow status by the runner (a pause
+       * freezes the CLI, a stop ends it, at the next read) and between two of its activity heartbeats (a
+       * cancelled step learns of its cancellation at a heartbeat: SVC_TEMPORAL_HEARTBEAT_THROTTLE_MS).
+       * Tests shorten them; production keeps the defaults.
+       */
+      runner_poll_ms: int(50, 60_000).default(1000),
+      runner_heartbeat_ms: int(50, 10_000).default(3000),
+      /**
+       * Seconds without a heartbeat after which Temporal takes a CLI step's or a CI run's activity for
+       * lost (its worker died) and runs it again on another worker. Unset: 15 s for a CLI step, 20 s for
+       * a CI run. Tests that kill a worker shorten it; production keeps the defaults.
+       */
+      heartbeat_timeout_seconds: int(2, 600).optional(),
       /** Per-task resource limits (cgroup): on | auto (when the host supports it) | off. */
       agent_task_cgroup_enabled: z.enum(['on', 'auto', 'off']).default('auto'),
       /**

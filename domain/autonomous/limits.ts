@@ -62,6 +62,7 @@ export interface AutonomousSettingsView {
     api_backoff_initial_seconds?: number | undefined;
     transient_api_retry_window_seconds?: number | undefined;
     preparation_retry_initial_seconds?: number | undefined;
+    heartbeat_timeout_seconds?: number | undefined;
   };
 }
 

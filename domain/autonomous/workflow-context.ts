@@ -29,5 +29,7 @@ export interface AutonomousContext {
     ciRepairAttempts: number;
     /** Retry timing of the error classes (settings `autonomous.*`; domain/autonomous/limits.ts). */
     retry?: RetryTiming;
+    /** autonomous.heartbeat_timeout_seconds; absent: 15 s for a CLI step, 20 s for a CI run. */
+    heartbeatTimeoutSeconds?: number;
   };
 }

@@ -50,9 +50,10 @@ export const addUsage = (a: LineUsage, b: LineUsage): LineUsage => ({
 
 /** Re-reads until the figures stop changing, at most this long. */
 const SETTLE_MAX_MS = 3000;
+/** Pause between two reads (autonomous.runner_settle_poll_ms; tests shorten it). */
 const SETTLE_STEP_MS = 250;
 
-export function lineUsage(deps: { database: DatabaseHandle; now: () => Date }) {
+export function lineUsage(deps: { database: DatabaseHandle; now: () => Date; settleStepMs?: number }) {
   const { db, t } = deps.database;
   const m = t.dailyMessages;
   const ofLine = (sessionId: string) =>
@@ -100,7 +101,7 @@ export function lineUsage(deps: { database: DatabaseHandle; now: () => Date }) {
     const deadline = Date.now() + SETTLE_MAX_MS;
     let last = await since(sessionId, cursor);
     while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, SETTLE_STEP_MS));
+      await new Promise((r) => setTimeout(r, deps.settleStepMs ?? SETTLE_STEP_MS));
       const next = await since(sessionId, cursor);
       if (next.cursor === last.cursor && next.requests === last.requests) return next;
       last = next;

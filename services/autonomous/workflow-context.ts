@@ -44,6 +44,9 @@ export async function loadAutonomousContext(
       taskTimeoutSeconds: limits.taskTimeoutSeconds,
       ciRepairAttempts: limits.ciRepairAttempts,
       retry: retryTiming(deps.settings),
+      ...(deps.settings.autonomous.heartbeat_timeout_seconds !== undefined
+        ? { heartbeatTimeoutSeconds: deps.settings.autonomous.heartbeat_timeout_seconds }
+        : {}),
     },
   };
 }

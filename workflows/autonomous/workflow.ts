@@ -117,12 +117,14 @@ const slowActivities = (initialSeconds: number) =>
       maximumAttempts: 5,
     },
   });
-const ci = proxyActivities<AutonomousOrchestrationActivities>({
-  startToCloseTimeout: '3 hours',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '2 seconds', maximumAttempts: 3 },
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-});
+/** A CI run; its heartbeat timeout: autonomous.heartbeat_timeout_seconds, 20 s by default. */
+const ciActivities = (heartbeatSeconds = 20) =>
+  proxyActivities<AutonomousOrchestrationActivities>({
+    startToCloseTimeout: '3 hours',
+    heartbeatTimeout: `${heartbeatSeconds} seconds`,
+    retry: { initialInterval: '2 seconds', maximumAttempts: 3 },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  });
 
 /** The merge stage's CI evidence and fix validation (activities/autonomous/merge-stage.ts). */
 const mergeActs = proxyActivities<AutonomousMergeStageActivities>({
@@ -473,11 +475,17 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
   const cliRunner = () => {
     runner ??= proxyActivities<Runner>({
       startToCloseTimeout: `${ctx.limits.taskTimeoutSeconds + 600} seconds`,
-      heartbeatTimeout: '15 seconds',
+      heartbeatTimeout: `${ctx.limits.heartbeatTimeoutSeconds ?? 15} seconds`,
       retry: { initialInterval: '2 seconds', maximumAttempts: 3 },
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     });
     return runner;
+  };
+
+  let ci: ReturnType<typeof ciActivities> | undefined;
+  const ciRun = () => {
+    ci ??= ciActivities(ctx.limits.heartbeatTimeoutSeconds);
+    return ci;
   };
 
   const exitFor = (d: ReturnType<typeof decideAfterError>): PhaseExit | null => {
@@ -745,10 +753,10 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
           break;
         case 'sync_and_wait':
           await acts.syncAutonomousPullRequest({ workflowId: id });
-          await ci.runAutonomousCi({ workflowId: id });
+          await ciRun().runAutonomousCi({ workflowId: id });
           break;
         case 'wait':
-          await ci.runAutonomousCi({ workflowId: id });
+          await ciRun().runAutonomousCi({ workflowId: id });
           break;
         case 'ci_repair': {
           // The failed check's log is the repair's evidence. Without a usable one it is read again
@@ -763,7 +771,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
             );
             if (d.kind === 'transition')
               return { kind: 'trigger', trigger: d.trigger, fields: { error: d.error } };
-            await sleep(Math.max(1, ev.pollSeconds) * 1000);
+            await sleep(Math.max(0.1, ev.pollSeconds) * 1000);
             break;
           }
           evidencePolls = 0;
@@ -795,7 +803,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
               trigger: { type: 'fail' },
               fields: { error: `ci_repair_not_a_fix: CI repair ${repairs} is not a fix: ${verdict.reason}` },
             };
-          await ci.runAutonomousCi({ workflowId: id });
+          await ciRun().runAutonomousCi({ workflowId: id });
           break;
         }
         case 'resolve_conflict': {
@@ -813,7 +821,7 @@ export async function autonomousWorkflow(input: AutonomousInput): Promise<Autono
             await acts.completeAutonomousConflictResolution({ workflowId: id });
           }
           await acts.pushAutonomousChanges({ workflowId: id });
-          await ci.runAutonomousCi({ workflowId: id });
+          await ciRun().runAutonomousCi({ workflowId: id });
           break;
         }
         case 'pause_for_rules':

@@ -57,9 +57,9 @@ import { classifyAttempt, type ErrorEnvelope, errorEnvelope, type RunOutcome } f
 export const DEFAULT_TASK_TIMEOUT_SECONDS = 3600;
 export const FINAL_TEXT_MAX_CHARS = 16_000;
 const PROXY_PATH = '/api/remote/llm-proxy';
-/** Pause between reads of the proxy's failed-call fact of a failed attempt. */
+/** Pause between reads of the proxy's failed-call fact of a failed attempt (autonomous.runner_settle_poll_ms). */
 const PROVIDER_ERROR_SETTLE_MS = 250;
-/** Reads of that fact for a failed attempt (about 2 s in all when there is none). */
+/** Reads of that fact for a failed attempt (about 2 s in all when there is none, by default). */
 const PROVIDER_ERROR_SETTLE_READS = 8;
 
 export interface RunCliInput {
@@ -176,7 +176,8 @@ function refusedAttempt(
 
 export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
   const lines = sessionLines(deps);
-  const usage = lineUsage(deps);
+  const settleMs = deps.settings.autonomous.runner_settle_poll_ms ?? PROVIDER_ERROR_SETTLE_MS;
+  const usage = lineUsage({ ...deps, settleStepMs: settleMs });
   const providerErrors = sessionProviderErrors(deps.database);
 
   /**
@@ -191,12 +192,12 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
     for (let read = 1; ; read++) {
       const fact = await providerErrors.since(sessionId, since);
       if (fact !== null || read >= PROVIDER_ERROR_SETTLE_READS) return fact;
-      await new Promise((r) => setTimeout(r, PROVIDER_ERROR_SETTLE_MS));
+      await new Promise((r) => setTimeout(r, settleMs));
     }
   }
   const bus = options.bus ?? activityBusFor(deps.database);
-  const pollMs = options.pollMs ?? 1000;
-  const heartbeatMs = options.heartbeatMs ?? 3000;
+  const pollMs = options.pollMs ?? deps.settings.autonomous.runner_poll_ms ?? 1000;
+  const heartbeatMs = options.heartbeatMs ?? deps.settings.autonomous.runner_heartbeat_ms ?? 3000;
   const graceMs = options.graceMs ?? 5000;
   const taskTimeoutSeconds = deps.settings.AUTONOMOUS_TASK_TIMEOUT ?? DEFAULT_TASK_TIMEOUT_SECONDS;
   const { db, t } = deps.database;

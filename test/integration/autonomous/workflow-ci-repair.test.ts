@@ -19,7 +19,7 @@ let world: WorkflowWorld;
 let owner: Session;
 
 before(async () => {
-  world = await startWorkflowWorld({ env: { SVC_AUTONOMOUS__CI_LOG_POLL_SECONDS: '1' } });
+  world = await startWorkflowWorld({ env: { SVC_AUTONOMOUS__CI_LOG_POLL_SECONDS: '0.2' } });
   const { db, t } = world.app.database;
   const [u] = await db.select().from(t.users).where(eq(t.users.id, world.userId));
   owner = await login(world.app.url, u!.username, PASSWORD);

@@ -16,6 +16,7 @@ import {
   startWorkflowWorld,
   stepScript,
   UNCONFINED,
+  WORKER_KILL,
   type WorkflowWorld,
 } from './workflow-support.ts';
 
@@ -31,7 +32,7 @@ after(async () => {
   await world?.close();
 });
 
-const launchWorker = () => launchWorkerProcess(world, children, UNCONFINED);
+const launchWorker = () => launchWorkerProcess(world, children, { ...UNCONFINED, ...WORKER_KILL });
 
 test('kill -9 of the worker mid-development resumes at the persisted phase with no duplicated milestone', async () => {
   const pidFile = path.join(tmp, 'impl.pid');

@@ -16,7 +16,7 @@
 //     output: 2 attempts, then paused.
 // The four run outcomes (runner failure, empty output, context overflow, no new code) are asserted on
 // the milestone rows and through GET /api/autonomous/workflows/:id/timeline. Retry delays are shortened
-// through the `autonomous.*` retry settings (1 s steps), never real minutes.
+// through the `autonomous.*` retry settings (0.1 s steps), never real minutes.
 // store-independent: the workflow's decisions on provider error classes; the rows its activities write are
 //   covered on both stores by workflow-e2e, workflow-api-e2e, workflow-crash and the chaos tests
 import assert from 'node:assert/strict';
@@ -59,8 +59,8 @@ const OVERLOADED = {
 before(async () => {
   world = await startWorkflowWorld({ env: UNCONFINED }); // pid and prompt files in the test's temp dir
   const a = world.app.settings.autonomous;
-  a.transient_retry_delay_seconds = 1;
-  a.api_backoff_initial_seconds = 1;
+  a.transient_retry_delay_seconds = 0.1;
+  a.api_backoff_initial_seconds = 0.1;
   const { db, t } = world.app.database;
   const [u] = await db.select().from(t.users).where(eq(t.users.id, world.userId));
   owner = await login(world.app.url, u!.username, PASSWORD);
@@ -241,13 +241,13 @@ describe('transient API errors: exponential backoff', () => {
       assert.equal(m.outcome, 'runner_failure');
       assert.match(m.error ?? '', /^provider_rate_limit/);
     }
-    // Exponential: 1 s, 2 s, 4 s ... (initial 1 s, factor 2).
+    // Exponential: 0.1 s, 0.2 s, 0.4 s ... (initial 0.1 s, factor 2).
     const delays = await timerSeconds(id);
-    assert.deepEqual(delays.slice(0, 3), [1, 2, 4], `timers: ${delays.join(',')}`);
+    assert.deepEqual(delays.slice(0, 3), [0.1, 0.2, 0.4], `timers: ${delays.join(',')}`);
   });
 
   test('an overloaded provider (529) or a server error (500) is retried until the retry window is used, then failed', async () => {
-    world.app.settings.autonomous.transient_api_retry_window_seconds = 2;
+    world.app.settings.autonomous.transient_api_retry_window_seconds = 0.2;
     world.mock.setBehaviour({ markedErrors: { [MARK_OVERLOADED]: OVERLOADED, [MARK_SERVER]: SERVER_ERROR } });
     const seen = new Set<string>();
     try {
@@ -261,9 +261,9 @@ describe('transient API errors: exponential backoff', () => {
       assert.ok(!seen.has('paused'));
       for (const { id, row, milestones } of runs) {
         assert.equal(row.status, 'failed');
-        assert.match(row.error ?? '', /transient_api: still failing after the 2 s retry window/);
+        assert.match(row.error ?? '', /transient_api: still failing after the 0.2 s retry window/);
         const impl = milestones.filter((m) => m.kind === 'implementation');
-        // First failure: 0 + 1 s fits the 2 s window; the second (>= 1 s later) + 2 s does not.
+        // First failure: 0 + 0.1 s fits the 0.2 s window; the second (>= 0.1 s later) + 0.2 s does not.
         assert.deepEqual(
           impl.map((m) => [m.status, m.outcome, (m.error ?? '').split(':')[0]]),
           [
@@ -271,7 +271,7 @@ describe('transient API errors: exponential backoff', () => {
             ['failed', 'runner_failure', 'transient_api'],
           ],
         );
-        assert.deepEqual(await timerSeconds(id), [1]);
+        assert.deepEqual(await timerSeconds(id), [0.1]);
       }
     } finally {
       world.mock.setBehaviour({ markedErrors: {} });
@@ -332,7 +332,7 @@ describe('distinct milestone outcomes', () => {
       runToEnd(stepScript({ implementation: { steps: [], final: '' } })),
       runToEnd(stepScript({ implementation: { steps: [{ call: 1 }, { text: 'nothing to change' }] } })),
     ]);
-    // Short fixed retries: 5 attempts in all, 1 s apart, then failed.
+    // Short fixed retries: 5 attempts in all, 0.1 s apart, then failed.
     for (const [r, outcome] of [
       [failing, 'runner_failure'],
       [empty, 'empty_output'],
@@ -344,7 +344,7 @@ describe('distinct milestone outcomes', () => {
         impl.map((m) => [m.status, m.outcome]),
         Array.from({ length: 5 }, () => ['failed', outcome]),
       );
-      assert.deepEqual(await timerSeconds(r.id), [1, 1, 1, 1]);
+      assert.deepEqual(await timerSeconds(r.id), [0.1, 0.1, 0.1, 0.1]);
     }
     assert.equal(noCode.row.status, 'failed');
     assert.match(noCode.row.error ?? '', /^no_new_code/);

@@ -91,10 +91,35 @@ export const UNISOLATED: Record<string, string> = { SVC_AUTONOMOUS_ISOLATION: 'o
  */
 export const UNCONFINED: Record<string, string> = { ...UNISOLATED, SVC_SANDBOX: 'off' };
 
+/**
+ * Shorter runner waits (config/settings.ts; the same reads and signals, sooner): what the proxy wrote
+ * for a finished step (usage rows, a failed attempt's provider-error fact) is re-read every 25 ms, not
+ * 250 ms (a failed attempt without a fact waited 2 s); a running step reads its workflow's status
+ * (pause, stop) every 200 ms, not 1 s; and it heartbeats every 250 ms, each heartbeat sent at once, so
+ * a cancelled step (cancel-round, planning timeout) is stopped within a fraction of a second, not up
+ * to 12 s later (the SDK's heartbeat throttle).
+ */
+export const FAST_RUNNER: Record<string, string> = {
+  SVC_AUTONOMOUS__RUNNER_SETTLE_POLL_MS: '25',
+  SVC_AUTONOMOUS__RUNNER_POLL_MS: '200',
+  SVC_AUTONOMOUS__RUNNER_HEARTBEAT_MS: '250',
+  SVC_TEMPORAL_HEARTBEAT_THROTTLE_MS: '250',
+};
+
+/**
+ * For tests that kill a worker: Temporal gives a dead worker's CLI step or CI run up after 8 s without
+ * a heartbeat instead of 15 s / 20 s (autonomous.heartbeat_timeout_seconds), then runs it again on the
+ * next worker. The live runner heartbeats every 250 ms (FAST_RUNNER), the CI activity every 2 s.
+ */
+export const WORKER_KILL: Record<string, string> = { SVC_AUTONOMOUS__HEARTBEAT_TIMEOUT_SECONDS: '8' };
+
 export async function startWorkflowWorld(
   opts: { worker?: boolean; env?: Record<string, string> } = {},
 ): Promise<WorkflowWorld> {
-  const world = await startRunnerWorld({ worker: opts.worker ?? true, env: opts.env });
+  const world = await startRunnerWorld({
+    worker: opts.worker ?? true,
+    env: { ...FAST_RUNNER, ...opts.env },
+  });
   const { app } = world;
   const workflows = workflowsRepository(app.database);
   const milestones = milestonesRepository(app.database);
@@ -197,6 +222,7 @@ export function launchWorkerProcess(
       SVC_TEMPORAL_DEV_PORT: '0',
       SVC_TEMPORAL_UI_PORT: '0',
       LOG_LEVEL: 'warn',
+      ...FAST_RUNNER,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -21,7 +21,7 @@ import { createUser, PASSWORD, uniqueName } from '../../support/actors.ts';
 import { ADMIN, type TestApp } from '../../support/harness.ts';
 import { REPO, waitUntil } from '../../support/remote.ts';
 import { api, login, type Session } from '../../support/session.ts';
-import { HAPPY_KINDS, stepScript } from '../autonomous/workflow-support.ts';
+import { FAST_RUNNER, HAPPY_KINDS, stepScript } from '../autonomous/workflow-support.ts';
 import type { Cluster } from './support.ts';
 
 export const AUTONOMOUS_CLI = path.join(REPO, 'test/fixtures/fake-autonomous-cli.mjs');
@@ -33,6 +33,8 @@ export const autonomousEnv = (apiUrl: string) => ({
   // The chaos checks watch the CLI from outside (a pid file in their own dir, /proc/<pid>/cwd): run
   // it unconfined; the sandbox's own behaviour is tested in test/integration/autonomous/sandbox.test.ts.
   SVC_SANDBOX: 'off',
+  // Shorter runner waits (the same reads and heartbeats, sooner).
+  ...FAST_RUNNER,
 });
 
 const git = (cwd: string, ...args: string[]) =>

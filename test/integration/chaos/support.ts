@@ -69,6 +69,8 @@ export async function startCluster(opts: {
   databaseUrl?: string;
   dataDir?: string;
   temporalAddress: string;
+  /** More environment for the API and worker processes. */
+  env?: Record<string, string>;
 }): Promise<Cluster> {
   const dataDir = opts.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'svc-chaos-'));
   const sqlitePath = path.join(dataDir, 'svc.sqlite');
@@ -92,6 +94,7 @@ export async function startCluster(opts: {
     SVC_TEMPORAL_DEV_PORT: '0',
     SVC_TEMPORAL_UI_PORT: '0',
     ...autonomousEnv(`http://127.0.0.1:${port}`),
+    ...opts.env,
   };
   const url = `http://127.0.0.1:${port}`;
   const procs: Partial<Record<Component, Proc>> = {};

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '../../support/database.ts';
 import { temporalAddress } from '../../support/harness.ts';
 import { api } from '../../support/session.ts';
+import { WORKER_KILL } from '../autonomous/workflow-support.ts';
 import { type AutonomousLoad, startAutonomousLoad } from './autonomous.ts';
 import { violations } from './invariants.ts';
 import {
@@ -31,6 +32,7 @@ before(async () => {
     databaseUrl: testDb.databaseUrl,
     dataDir: testDb.dataDir,
     temporalAddress: temporalAddress(),
+    env: WORKER_KILL, // the killed worker's activities run again after 8 s, not 15 s / 20 s
   });
   await cluster.start('worker');
   await cluster.start('api');
