@@ -14,7 +14,7 @@
 // (`redeliverBefore`); the agent ignores a command_id it has already handled. To keep a session's order,
 // a pending command waits while an earlier command of its session is delivered within the lease; an
 // earlier one whose lease ran out is claimed again in the same batch, ahead of it.
-import { and, asc, eq, gt, inArray, isNull, lte, or, type SQL, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, lte, or, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import type { DatabaseHandle } from '../client.ts';
 
 export type RuntimeCommandRow = DatabaseHandle['t']['remoteRuntimeCommands']['$inferSelect'];
@@ -23,20 +23,23 @@ export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
   const c = t.remoteRuntimeCommands;
   const m = t.remoteMachines;
   const s = t.agentSessions;
-  const currentKey = (machineId: string) =>
+  const currentKey = (machineId: string | SQLWrapper) =>
     sql`(SELECT ${m.machineKey} FROM ${m} WHERE ${m.machineId} = ${machineId})`;
   /** Delivered within the lease by an earlier command of the same session (outer row: `c`). */
-  const earlierInFlight = (redeliverBefore: Date) =>
+  const earlierInFlight = (redeliverBefore: Date | SQLWrapper) =>
     sql`EXISTS (SELECT 1 FROM ${c} AS e WHERE e.machine_id = ${c.machineId} AND e.status = 'delivered'
       AND e.session_id = ${c.sessionId} AND e.id < ${c.id}
-      AND e.delivered_at > ${sql.param(redeliverBefore, c.deliveredAt)})`;
+      AND e.delivered_at > ${redeliverBefore instanceof Date ? sql.param(redeliverBefore, c.deliveredAt) : redeliverBefore})`;
   /** Claimable now: pending behind no in-flight command of its session, or delivered and unanswered past the lease. */
-  const claimable = (redeliverBefore: Date) =>
+  const claimable = (redeliverBefore: Date | SQLWrapper) =>
     or(
       and(eq(c.status, 'pending'), sql`NOT ${earlierInFlight(redeliverBefore)}`),
       and(eq(c.status, 'delivered'), lte(c.deliveredAt, redeliverBefore)),
     );
-  const deliverable = (machineId: string, now: Date, redeliverBefore: Date) =>
+  /** Pending, or delivered and unanswered past the lease. */
+  const claimableStatus = (redeliverBefore: Date | SQLWrapper) =>
+    or(eq(c.status, 'pending'), and(eq(c.status, 'delivered'), lte(c.deliveredAt, redeliverBefore)));
+  const deliverable = (machineId: SQLWrapper, now: SQLWrapper, redeliverBefore: SQLWrapper) =>
     and(
       eq(c.machineId, machineId),
       claimable(redeliverBefore),
@@ -49,6 +52,37 @@ export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
     values.sessionId
       ? sql`(SELECT ${s.remoteMachineKey} FROM ${s} WHERE ${s.sessionId} = ${values.sessionId})`
       : currentKey(values.machineId);
+
+  /**
+   * The claim, built and prepared once: every long poll runs it (an idle agent's every 25 s), and
+   * drizzle building it and SQLite preparing it each time was most of a claim's cost (bench/remote
+   * --agents). PostgreSQL keeps it as a named prepared statement per connection.
+   */
+  const prepareClaim = () => {
+    const p = {
+      machineId: sql.placeholder('machineId'),
+      now: sql.param(sql.placeholder('now'), c.deliveredAt),
+      expiresAfter: sql.param(sql.placeholder('now'), c.expiresAt),
+      redeliverBefore: sql.param(sql.placeholder('redeliverBefore'), c.deliveredAt),
+    };
+    const base = db
+      .select({ id: c.id })
+      .from(c)
+      .where(deliverable(p.machineId, p.expiresAfter, p.redeliverBefore))
+      .orderBy(asc(c.id))
+      .limit(sql.placeholder('limit'));
+    const chosen = dialect === 'postgres' ? base.for('update', { skipLocked: true }) : base;
+    return (
+      db
+        .update(c)
+        .set({ status: 'delivered', deliveredAt: sql`${p.now}` })
+        // Re-checked here: a concurrent claim (another instance) may have taken the row meanwhile.
+        .where(and(inArray(c.id, chosen), claimableStatus(p.redeliverBefore)))
+        .returning()
+        .prepare('remote_runtime_commands_claim')
+    );
+  };
+  let claim: ReturnType<typeof prepareClaim> | undefined;
 
   return {
     async insert(values: typeof c.$inferInsert): Promise<RuntimeCommandRow> {
@@ -90,7 +124,7 @@ export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
         .where(
           and(
             inArray(c.machineId, machineIds),
-            or(eq(c.status, 'pending'), and(eq(c.status, 'delivered'), lte(c.deliveredAt, redeliverBefore))),
+            claimableStatus(redeliverBefore),
             or(isNull(c.expiresAt), gt(c.expiresAt, now)),
           ),
         );
@@ -103,24 +137,8 @@ export function runtimeCommandsRepository({ db, t, dialect }: DatabaseHandle) {
       limit: number,
       redeliverBefore: Date,
     ): Promise<RuntimeCommandRow[]> {
-      const base = db
-        .select({ id: c.id })
-        .from(c)
-        .where(deliverable(machineId, now, redeliverBefore))
-        .orderBy(asc(c.id))
-        .limit(limit);
-      const chosen = dialect === 'postgres' ? base.for('update', { skipLocked: true }) : base;
-      const rows = await db
-        .update(c)
-        .set({ status: 'delivered', deliveredAt: now })
-        // Re-checked here: a concurrent claim (another instance) may have taken the row meanwhile.
-        .where(
-          and(
-            inArray(c.id, chosen),
-            or(eq(c.status, 'pending'), and(eq(c.status, 'delivered'), lte(c.deliveredAt, redeliverBefore))),
-          ),
-        )
-        .returning();
+      claim ??= prepareClaim();
+      const rows = (await claim.execute({ machineId, now, limit, redeliverBefore })) as RuntimeCommandRow[];
       return rows.sort((x, y) => x.id - y.id);
     },
     /** Puts claimed commands back (the poll that claimed them was gone before it could answer). */
