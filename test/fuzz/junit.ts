@@ -48,3 +48,15 @@ export function parseJunit(xml: string): OperationOutcome[] {
   }
   return out;
 }
+
+/**
+ * A failure that is schemathesis's own crash while generating inputs (its traceback runs through its
+ * generators and no check named our answer), not an answer of our API.
+ */
+export function fuzzerCrash(message: string): boolean {
+  return (
+    message.startsWith('Runtime Error') &&
+    /schemathesis\/(generation|specs\/openapi\/coverage)\//.test(message) &&
+    !/\bResponse\b|status code|Undocumented|Server error/i.test(message)
+  );
+}

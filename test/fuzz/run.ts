@@ -26,7 +26,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import path from 'node:path';
 import { startMockProvider } from '../fixtures/mock-provider.ts';
 import { startFuzzTarget } from './app.ts';
-import { type OperationOutcome, parseJunit } from './junit.ts';
+import { fuzzerCrash, type OperationOutcome, parseJunit } from './junit.ts';
 import { leakInLogs } from './log-scan.ts';
 import { type OpenApiDoc, operationsFor, schemathesisConfig } from './operations.ts';
 import { ensureSchemathesis, runSchemathesis } from './schemathesis.ts';
@@ -117,24 +117,29 @@ async function main(): Promise<number> {
         `${name}: ${ops.included.length} operations, ${deep ? 'coverage + fuzzing' : 'coverage of valid inputs'}, at most ${seconds}s`,
       );
       const t0 = Date.now();
-      const res = await runSchemathesis({
-        st,
-        schemaUrl: `${app.url}/api/openapi.json`,
-        baseUrl: app.url,
-        headers: role.headers,
-        operationIds: ops.included.map((o) => o.operationId),
-        checks: CHECKS,
-        phases: deep ? ['coverage', 'fuzzing'] : ['coverage'],
-        mode: deep ? 'all' : 'positive',
-        maxExamples: num('FUZZ_MAX_EXAMPLES', 5),
-        maxTimeSeconds: seconds,
-        workers: num('FUZZ_WORKERS', 4),
-        seed: num('FUZZ_SEED', 16),
+      const schemathesis = (operationIds: string[], junit: string) =>
+        runSchemathesis({
+          st,
+          schemaUrl: `${app.url}/api/openapi.json`,
+          baseUrl: app.url,
+          headers: role.headers,
+          operationIds,
+          checks: CHECKS,
+          phases: deep ? ['coverage', 'fuzzing'] : ['coverage'],
+          mode: deep ? 'all' : 'positive',
+          maxExamples: num('FUZZ_MAX_EXAMPLES', 5),
+          maxTimeSeconds: seconds,
+          workers: num('FUZZ_WORKERS', 4),
+          seed: num('FUZZ_SEED', 16),
+          junitPath: junit,
+          configFile,
+          hooksFile: HOOKS,
+          env: { FUZZ_WORLD_FILE: worldFile },
+        });
+      let res = await schemathesis(
+        ops.included.map((o) => o.operationId),
         junitPath,
-        configFile,
-        hooksFile: HOOKS,
-        env: { FUZZ_WORLD_FILE: worldFile },
-      });
+      );
       writeFileSync(path.join(OUT, `${name}.log`), res.out);
       let outcomes: OperationOutcome[] = [];
       try {
@@ -145,6 +150,25 @@ async function main(): Promise<number> {
           outcomes,
           problem: `no JUnit report (${(error as Error).message}); exit ${res.code}`,
         };
+      }
+      // Schemathesis itself can crash while generating inputs (a Python error inside its generator,
+      // before any request: seen once as CPython's "AST constructor recursion depth mismatch" and a
+      // Hypothesis "Inconsistent results" on the OTLP and upload bodies). Such an operation is run
+      // once more on its own; a second crash, or any failure of our API, stays a failure.
+      const crashed = outcomes.filter((o) => o.status === 'failed' && fuzzerCrash(o.message));
+      if (crashed.length) {
+        const retryIds = ops.included
+          .filter((o) => crashed.some((c) => c.operation === `${o.method} ${o.path}`))
+          .map((o) => o.operationId);
+        log(
+          `${name}: ${crashed.length} operation(s) hit a crash inside schemathesis; running them once more`,
+        );
+        const retryJunit = path.join(OUT, `${name}.retry.junit.xml`);
+        res = await schemathesis(retryIds, retryJunit);
+        writeFileSync(path.join(OUT, `${name}.retry.log`), res.out);
+        const again = new Map(parseJunit(readFileSync(retryJunit, 'utf8')).map((o) => [o.operation, o]));
+        outcomes = outcomes.map((o) => (crashed.includes(o) ? (again.get(o.operation) ?? o) : o));
+        if (!outcomes.some((o) => o.status === 'failed')) res = { ...res, code: 0 };
       }
       // Operations the time ran out before: absent from the report.
       const reported = new Set(outcomes.map((o) => o.operation));

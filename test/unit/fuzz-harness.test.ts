@@ -10,7 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { parseJunit } from '../fuzz/junit.ts';
+import { fuzzerCrash, parseJunit } from '../fuzz/junit.ts';
 import { leakInLogs } from '../fuzz/log-scan.ts';
 import { EXCLUDED, type OpenApiDoc, operationsFor, schemathesisConfig } from '../fuzz/operations.ts';
 
@@ -101,6 +101,22 @@ test('the JUnit reader counts failures and errors as failed, with their message'
   );
   assert.match(out[1]!.message, /ST101 Server error & more/);
   assert.equal(out[2]!.message, 'boom');
+});
+
+test("schemathesis's own crashes while generating inputs are told apart from our API's failures", () => {
+  // Two real crashes of a CI run (test-artifacts/fuzz/upload_key.junit.xml), shortened.
+  const crashes = [
+    'Runtime Error\n\nAST constructor recursion depth mismatch (before=180, after=219)\n\n    Traceback (most recent call last):\n      File "/root/.cache/svc/schemathesis-4.32.5/lib/python3.11/site-packages/schemathesis/generation/drivers.py", line 187, in __iter__\n    SystemError: AST constructor recursion depth mismatch',
+    'Runtime Error\n\nInconsistent results: A test case failed on the first run but now succeeds\n  |   File "/root/.cache/svc/schemathesis-4.32.5/lib/python3.11/site-packages/schemathesis/specs/openapi/coverage/_schema.py", line 2872, in drop_negatives_any_draft_admits',
+  ];
+  for (const m of crashes) assert.equal(fuzzerCrash(m), true, m.slice(0, 60));
+  const ours = [
+    '1. Test Case ID: x\n- Server error\n[500] Internal Server Error',
+    'Runtime Error\n\nboom',
+    'Runtime Error\n\nResponse status code 500 from schemathesis/generation/drivers.py',
+    '- Undocumented HTTP status code\n  Received: 418',
+  ];
+  for (const m of ours) assert.equal(fuzzerCrash(m), false, m.slice(0, 60));
 });
 
 const DOC: OpenApiDoc = {
