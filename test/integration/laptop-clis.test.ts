@@ -202,20 +202,24 @@ for (const c of CASES.filter((x) => !process.env.LAPTOP_CLI || x.tool === proces
     test('one prompt through a gateway key: reply, one gateway row per call, quota, telemetry accepted and not counted twice', async () => {
       const { key, name } = await gatewayKey(user, c.provider);
       const cwd = mkdtempSync(path.join(os.tmpdir(), 'svc-laptop-project-'));
-      // Claude Code: the mock answers with a Write call (auto-accepted edits), then with text.
+      // Claude Code: the mock answers with a Write call (auto-accepted edits), then with text. Each
+      // answer comes after 2.5 s, so a periodic metrics export (every second) carries the edit's lines
+      // while the CLI waits for its second answer: the export at exit alone was once dropped (its
+      // shutdown flush is capped at about 2 s) on a loaded CI machine.
       if (c.edit)
         mock.setBehaviour({
           anthropicToolUse: {
             name: 'Write',
             input: { file_path: path.join(cwd, 'hello.txt'), content: 'one\ntwo\nthree\n' },
           },
+          responseDelayMs: 2500,
         });
       const callsBefore = mock.requests.length;
       const exportsBefore = otlp.requests.length;
       const result = await run(c, key, `hello from ${c.name}`, {
         cwd,
         ...(c.edit ? { extraArgs: ['--permission-mode', 'acceptEdits'] } : {}),
-      }).finally(() => mock.setBehaviour({ anthropicToolUse: undefined }));
+      }).finally(() => mock.setBehaviour({ anthropicToolUse: undefined, responseDelayMs: 0 }));
       assert.equal(result.timedOut, false);
       assert.equal(result.code, 0, result.stderr.slice(-1000));
       assert.ok(result.result?.turnEnded, 'the CLI ended its turn');
