@@ -46,19 +46,36 @@ export interface TenantFilter {
   blockMatcher: RuleMatcher;
 }
 
+/**
+ * Frees a filter's regex engines (WebAssembly memory) once nothing holds it any more. Dropping the
+ * cache cannot free them itself: a proxied request holds its tenant's block matcher while it reads
+ * the body, and a matcher freed under it failed that request with a 500 (seen under load when a rule
+ * write or another instance's version bump dropped the cache mid-request). Each disposer closes over
+ * the engines only, never over the object it is registered for, so that object can be collected.
+ */
+const engines = new FinalizationRegistry<() => void>((dispose) => dispose());
+
+function tracked<T extends { dispose(): void }>(holder: T): T {
+  engines.register(holder, holder.dispose, holder);
+  return holder;
+}
+
 function tenantFilterOf(enabled: boolean, rules: CompiledRule[]): TenantFilter {
+  for (const r of rules) tracked(r);
   return {
     enabled,
     rules,
-    matcher: compileMatcher(rules),
-    blockMatcher: compileMatcher(rules.filter((r) => r.rule.action === 'block')),
+    matcher: tracked(compileMatcher(rules)),
+    blockMatcher: tracked(compileMatcher(rules.filter((r) => r.rule.action === 'block'))),
   };
 }
 
+/** Frees a filter at once, for one its owner alone used and is done with (the global-only check). */
 function disposeFilter(f: TenantFilter): void {
-  f.matcher.dispose();
-  f.blockMatcher.dispose();
-  for (const r of f.rules) r.dispose();
+  for (const holder of [f.matcher, f.blockMatcher, ...f.rules]) {
+    engines.unregister(holder);
+    holder.dispose();
+  }
 }
 
 export interface Counters {
@@ -103,7 +120,7 @@ export function contentFilterService(deps: Deps) {
 
   function drop() {
     generation += 1;
-    for (const f of cache.values()) disposeFilter(f);
+    // Not disposed here: a request may still hold one of them (see `engines`).
     cache.clear();
     loading.clear();
   }

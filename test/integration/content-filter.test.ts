@@ -396,6 +396,32 @@ test('another instance notices a rule change through the version row; a caller w
   await rules('platform_admin', 'DELETE', `/${g.body.id}`);
 });
 
+test('a block matcher a proxied request holds keeps working when the cache is dropped under it', async () => {
+  // The proxy holds its tenant's block matcher while it reads the body; a rule write here, or another
+  // instance's version bump, drops the cache meanwhile. Freeing the regex engines then failed the
+  // request with a 500 (services/content-filter.ts `engines`).
+  const svc = contentFilterService({ database: app.database });
+  const r = await rules('tenant_admin', 'POST', '', {
+    pattern: `held\\d-${word}`,
+    type: 'regex',
+    action: 'block',
+  });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  try {
+    const screen = await svc.proxyScreen(cast.tenantA);
+    assert.ok(screen, 'tenant A has block rules');
+    svc.invalidate();
+    const body = Buffer.from(JSON.stringify({ messages: [{ role: 'user', content: `say held7-${word}` }] }));
+    const { matches } = svc.screenProxyBody(screen, body, cast.tenantA);
+    assert.ok(
+      matches.some((m) => m.rule_id === r.body.id),
+      'the held matcher still names the regex rule',
+    );
+  } finally {
+    await rules('tenant_admin', 'DELETE', `/${r.body.id}`);
+  }
+});
+
 test('many rules (one automaton): overlapping and differently-cased keywords and a regex are all named, in one check', async () => {
   // 70 keyword rules (the automaton from 64 on) and a regex for tenant B; created here, removed at the end.
   const ids: number[] = [];
