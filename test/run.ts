@@ -30,9 +30,9 @@ const storeDependentOnly = process.argv.includes('--store-dependent');
 const filters = process.argv.slice(2).filter((a) => a !== '--store-dependent');
 const allFiles = findTests('test');
 const matching = allFiles.filter((f) => !filters.length || filters.some((x) => f.includes(x)));
-const files = storeDependentOnly
-  ? matching.filter((f) => !STORE_INDEPENDENT.test(readFileSync(f, 'utf8')))
-  : matching;
+const files = longestFirst(
+  storeDependentOnly ? matching.filter((f) => !STORE_INDEPENDENT.test(readFileSync(f, 'utf8'))) : matching,
+);
 if (storeDependentOnly)
   console.log(
     `npm test --store-dependent: leaving out ${matching.length - files.length} store-independent file(s)`,
@@ -52,7 +52,7 @@ const areas = [...new Set(allFiles.map((f) => f.split(path.sep).slice(0, 2).join
 console.log(
   filters.length
     ? `npm test: ${files.length} matching file(s)`
-    : `npm test: all ${files.length} test files; the last measured full run took 55 minutes on 2 cores ` +
+    : `npm test: all ${files.length} test files; the last measured full run took 38 minutes on 2 cores ` +
         `beside the PostgreSQL suite, as CI runs them (docs/contributors/tests-and-ci.md).\n` +
         `One area or file: npm test -- <area or substring>, e.g. npm test -- test/integration/llm-proxy. ` +
         `Areas: ${areas.join(', ')}`,
@@ -132,6 +132,21 @@ printSlowestFiles(timesFile, 15);
 if (process.env.SVC_KEEP_TEST_TMP) console.log(`test temporary files kept in ${runTmp}`);
 else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 process.exit(code);
+
+/**
+ * The files in the order to start them: the longest first, by each file's test time in the last
+ * measured CI run (test/file-times.json, from CI's test-artifacts/file-times-*.jsonl; the larger of
+ * the two databases). With two at a time, a 6-minute file started last ran on alone for minutes at the
+ * end of the run; started first, it overlaps the short ones. A file not in the list counts as 30 s.
+ */
+function longestFirst(list: string[]): string[] {
+  let known: Record<string, number> = {};
+  try {
+    known = JSON.parse(readFileSync(path.join('test', 'file-times.json'), 'utf8')) as Record<string, number>;
+  } catch {}
+  const secondsOf = (f: string) => known[f.split(path.sep).join('/')] ?? 30;
+  return [...list].sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b));
+}
 
 function printSlowestFiles(file: string, count: number) {
   let lines: string[];
