@@ -127,6 +127,36 @@ test('without a valid token 401; another content type 415; past the limit 413 (d
   assert.equal(notJson.status, 400);
 });
 
+test('a revoked gateway key or upload token is refused with 401 at /v1/logs and /v1/metrics', async () => {
+  // An empty export (valid, adds no usage): what is checked is the credential alone.
+  const send = (signal: 'logs' | 'metrics', token: string) =>
+    sendOtlp(app.url, signal, {}, { token, as: 'json', contentType: 'application/json' });
+  const key = await api(app.url, 'POST', '/api/gateway-keys', {
+    auth: people.u.session,
+    body: { name: `otlp-${randomUUID().slice(0, 8)}`, provider: 'anthropic' },
+  });
+  assert.equal(key.status, 201, JSON.stringify(key.body));
+  const up = await api(app.url, 'POST', '/api/upload-tokens', {
+    auth: people.u.session,
+    body: { name: 'revoked otel' },
+  });
+  assert.equal(up.status, 201, JSON.stringify(up.body));
+  for (const token of [key.body.key as string, up.body.token as string])
+    assert.equal((await send('logs', token)).status, 200, 'accepted before revocation');
+
+  const revokedKey = await api(app.url, 'DELETE', `/api/gateway-keys/${key.body.id}`, {
+    auth: people.u.session,
+  });
+  assert.equal(revokedKey.status, 204, JSON.stringify(revokedKey.body));
+  const revokedUp = await api(app.url, 'DELETE', `/api/upload-tokens/${up.body.upload_token.id}`, {
+    auth: people.u.session,
+  });
+  assert.equal(revokedUp.status, 200, JSON.stringify(revokedUp.body));
+  for (const token of [key.body.key as string, up.body.token as string])
+    for (const signal of ['logs', 'metrics'] as const)
+      assert.equal((await send(signal, token)).status, 401, `${signal} after revocation`);
+});
+
 test("a Claude Code logs export (protobuf) is one usage row of the token's owner, once however often it is sent", async () => {
   const at = new Date(Date.now() - 60_000);
   // The payload claims to be V (tenant B): the row is U's all the same.
