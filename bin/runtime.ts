@@ -26,8 +26,6 @@ import { flushUsageAtShutdown } from '../services/usage/remote-messages.ts';
 import { StartupError } from './startup.ts';
 import { type RunningWorker, startWorker } from './worker-runtime.ts';
 
-export { prepareDatabase, StartupError } from './startup.ts';
-
 export const MAX_HEADER_BYTES = 16 * 1024;
 
 export function buildDeps(

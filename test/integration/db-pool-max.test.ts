@@ -3,7 +3,7 @@
 // worker). On PostgreSQL the pool is driven past the limit with real queries and never opens more.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { prepareDatabase } from '../../bin/runtime.ts';
+import { prepareDatabase } from '../../bin/startup.ts';
 import { loadSettings, SettingsError } from '../../config/settings.ts';
 import { DEFAULT_POOL_MAX } from '../../db/client.ts';
 import { createTestDatabase, type TestDatabase, usingPostgres } from '../support/database.ts';

@@ -8,7 +8,7 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { prepareDatabase, StartupError } from '../../bin/runtime.ts';
+import { prepareDatabase, StartupError } from '../../bin/startup.ts';
 import { DIALECTS, formatStatements, frozenName, SQL_DIR } from '../../migrations/frozen.ts';
 import { HEAD, MIGRATIONS, MIN_COMPATIBLE } from '../../migrations/index.ts';
 import type { Migration } from '../../migrations/migration.ts';
