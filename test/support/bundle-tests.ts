@@ -17,6 +17,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
+import { bundlePathOf } from './node-entry.ts';
 
 const OUR_SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
 
@@ -77,7 +78,7 @@ export async function bundleTestFiles(
     },
     logLevel: 'error',
   });
-  const bundleOf = (f: string) => path.join(outDir, f.replace(/\.[cm]?tsx?$/, '.mjs'));
+  const bundleOf = (f: string) => bundlePathOf(outDir, f);
   const sources = new Map(files.map((f) => [path.resolve(bundleOf(f)), f]));
   return {
     entries: files.map(bundleOf),

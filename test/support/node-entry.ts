@@ -9,9 +9,13 @@ import path from 'node:path';
 /** The programs `npm test` bundles beside the test files (paths from the repository root). */
 export const BUNDLED_PROGRAMS = ['agent/main.ts', 'bin/api.ts', 'bin/worker.ts'];
 
+/** Where the bundle of `source` (a path from the repository root) lies in a bundle directory. */
+export const bundlePathOf = (dir: string, source: string) =>
+  path.join(dir, source.replace(/\.[cm]?tsx?$/, '.mjs'));
+
 /** Node's arguments that run `script` (a path from the repository root, e.g. 'bin/api.ts'). */
 export function nodeEntry(script: string): string[] {
   const dir = process.env.TEST_BUNDLE_DIR;
-  const bundle = dir ? path.join(dir, script.replace(/\.ts$/, '.mjs')) : undefined;
+  const bundle = dir ? bundlePathOf(dir, script) : undefined;
   return bundle && existsSync(bundle) ? [bundle] : ['--import', 'tsx', script];
 }
