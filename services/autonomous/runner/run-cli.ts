@@ -57,9 +57,10 @@ import { classifyAttempt, type ErrorEnvelope, errorEnvelope, type RunOutcome } f
 export const DEFAULT_TASK_TIMEOUT_SECONDS = 3600;
 export const FINAL_TEXT_MAX_CHARS = 16_000;
 const PROXY_PATH = '/api/remote/llm-proxy';
-/** Pause between reads of the proxy's failed-call fact of a failed attempt (autonomous.runner_settle_poll_ms). */
-const PROVIDER_ERROR_SETTLE_MS = 250;
-/** Reads of that fact for a failed attempt (about 2 s in all when there is none, by default). */
+/**
+ * Reads of the proxy's failed-call fact of a failed attempt, autonomous.runner_settle_poll_ms apart
+ * (about 2 s in all when there is none, by default).
+ */
 const PROVIDER_ERROR_SETTLE_READS = 8;
 
 export interface RunCliInput {
@@ -176,7 +177,7 @@ function refusedAttempt(
 
 export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
   const lines = sessionLines(deps);
-  const settleMs = deps.settings.autonomous.runner_settle_poll_ms ?? PROVIDER_ERROR_SETTLE_MS;
+  const settleMs = deps.settings.autonomous.runner_settle_poll_ms;
   const usage = lineUsage({ ...deps, settleStepMs: settleMs });
   const providerErrors = sessionProviderErrors(deps.database);
 
@@ -196,8 +197,8 @@ export function cliRunner(deps: Deps, options: RunnerOptions = {}) {
     }
   }
   const bus = options.bus ?? activityBusFor(deps.database);
-  const pollMs = options.pollMs ?? deps.settings.autonomous.runner_poll_ms ?? 1000;
-  const heartbeatMs = options.heartbeatMs ?? deps.settings.autonomous.runner_heartbeat_ms ?? 3000;
+  const pollMs = options.pollMs ?? deps.settings.autonomous.runner_poll_ms;
+  const heartbeatMs = options.heartbeatMs ?? deps.settings.autonomous.runner_heartbeat_ms;
   const graceMs = options.graceMs ?? 5000;
   const taskTimeoutSeconds = deps.settings.AUTONOMOUS_TASK_TIMEOUT ?? DEFAULT_TASK_TIMEOUT_SECONDS;
   const { db, t } = deps.database;
