@@ -44,10 +44,9 @@ interface LaptopCase {
   usage: (typeof MOCK_EXPECTED_USAGE)[keyof typeof MOCK_EXPECTED_USAGE];
   /**
    * Qwen Code waits out a 429's Retry-After (the proxy sends the seconds until the quota period ends)
-   * and prints nothing meanwhile: its run is bounded by refusalTimeoutMs and ended by the test.
+   * and prints nothing meanwhile: the test ends it once the proxy's refusal is in the audit log.
    */
   waitsOnQuota?: boolean;
-  refusalTimeoutMs?: number;
 }
 
 const CASES: LaptopCase[] = [
@@ -92,7 +91,6 @@ const CASES: LaptopCase[] = [
     callPath: /^\/v1\/chat\/completions$/,
     usage: MOCK_EXPECTED_USAGE['openai-chat'],
     waitsOnQuota: true,
-    refusalTimeoutMs: 20_000,
   },
 ];
 
@@ -153,7 +151,13 @@ async function run(
   c: LaptopCase,
   key: string,
   prompt: string,
-  opts: { stopWhen?: RegExp; timeoutMs?: number; cwd?: string; extraArgs?: string[] } = {},
+  opts: {
+    stopWhen?: RegExp;
+    stopWhenTrue?: () => Promise<boolean>;
+    timeoutMs?: number;
+    cwd?: string;
+    extraArgs?: string[];
+  } = {},
 ): Promise<LaptopRun> {
   const cli = realCli(c.tool) as { path: string };
   const result = await runLaptopCli(c.tool, cli.path, {
@@ -309,10 +313,20 @@ for (const c of CASES.filter((x) => !process.env.LAPTOP_CLI || x.tool === proces
       const { key } = await gatewayKey(user, c.provider);
       await setUserQuota(app, cast.admin.session, user.id, { daily_request_quota: 1 });
       const callsBefore = mock.requests.length;
-      const result = await run(c, key, 'one more', {
-        stopWhen: QUOTA_REFUSAL,
-        ...(c.refusalTimeoutMs ? { timeoutMs: c.refusalTimeoutMs } : {}),
-      });
+      const quotaRefusalAudited = async () => {
+        const refusals = await app.database.sql.query<{ details: string }>(
+          "SELECT details FROM audit_logs WHERE action = 'REMOTE_LLM_PROXY_REFUSED' AND user_id = ?",
+          [user.id],
+        );
+        return refusals.some((r) => String(r.details).includes('quota_exceeded'));
+      };
+      const result = await run(
+        c,
+        key,
+        'one more',
+        c.waitsOnQuota ? { stopWhenTrue: quotaRefusalAudited } : { stopWhen: QUOTA_REFUSAL },
+      );
+      assert.equal(result.timedOut, false);
       assert.equal(
         mock.requests.slice(callsBefore).filter((r) => c.callPath.test(r.path)).length,
         0,
@@ -320,20 +334,14 @@ for (const c of CASES.filter((x) => !process.env.LAPTOP_CLI || x.tool === proces
       );
       if (c.waitsOnQuota) {
         // Qwen Code honours the proxy's Retry-After (the end of the quota day) and prints nothing
-        // meanwhile: the refusal is seen at the proxy only (its audit row), the CLI is still waiting.
-        assert.equal(result.timedOut, true, 'Qwen Code is still waiting on the Retry-After');
+        // meanwhile: the refusal is seen at the proxy only (its audit row); the CLI was still waiting
+        // when the test ended it.
+        assert.equal(result.stopped, true, 'Qwen Code was still waiting on the Retry-After');
       } else {
-        assert.equal(result.timedOut, false);
         const shown = `${result.result?.turnError ?? ''}\n${result.stdout}\n${result.stderr}`;
         assert.match(shown, QUOTA_REFUSAL, 'the CLI shows the proxy’s refusal');
       }
-      await waitUntil('the audit row of the quota refusal', async () => {
-        const refusals = await app.database.sql.query<{ details: string }>(
-          "SELECT details FROM audit_logs WHERE action = 'REMOTE_LLM_PROXY_REFUSED' AND user_id = ?",
-          [user.id],
-        );
-        return refusals.some((r) => String(r.details).includes('quota_exceeded'));
-      });
+      await waitUntil('the audit row of the quota refusal', quotaRefusalAudited);
       await setUserQuota(app, cast.admin.session, user.id, { daily_request_quota: 1000 });
     });
 

@@ -44,6 +44,8 @@ if (skip) console.log(`# real-cli-claude: skipped: ${skip}`);
 
 const CLI_PATH = 'path' in cli ? cli.path : '';
 const REAL_KEY = 'sk-ant-real-claude-e2e-7c1d9a';
+/** The agent's turn_stall_timeout here. */
+const STALL_SECONDS = 15;
 /** Anthropic wire usage per mock call, as the proxy counts it (input + cache read + cache write + output). */
 const TOKENS_PER_CALL =
   MOCK_USAGE.anthropic.input_tokens +
@@ -76,7 +78,9 @@ before(async () => {
       cli_path: CLI_PATH,
       // No CLAUDE_CONFIG_DIR: in the sandbox Claude Code keeps its settings and transcripts in the
       // session's own home, not in the user's ~/.claude.
-      turn_stall_timeout: 4,
+      // Long enough that no ordinary turn stalls on a loaded CI machine (4 s once ended the first
+      // turn, while Claude Code was still starting), short enough for the stalled-turn test.
+      turn_stall_timeout: STALL_SECONDS,
     },
     cliTool: 'cli_beta',
     model: 'claude-mock-1',
@@ -98,7 +102,7 @@ const { output, cliLines, agentNotes, chat } = sessionLines(() => ({ app, cast, 
 async function turn(content: string): Promise<any> {
   const before = (await cliLines('result')).length;
   await chat(content);
-  return waitUntil(`end of the turn "${content}"`, async () => (await cliLines('result'))[before], 30000);
+  return waitUntil(`end of the turn "${content}"`, async () => (await cliLines('result'))[before], 90_000);
 }
 
 test('a chat through Claude Code: reply in the output, real key at the provider, usage counted', {
@@ -151,7 +155,7 @@ test('permission prompts: allow runs the tool, deny does not; both turns end', {
     const request = await waitUntil(
       'permission event',
       async () => (await output()).filter((e) => e.stream === 'permission')[asked],
-      30000,
+      90_000,
     );
     const prompt = parseJson(request.data);
     assert.equal(prompt.type, 'control_request');
@@ -164,7 +168,7 @@ test('permission prompts: allow runs the tool, deny does not; both turns end', {
     });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(answer.body.agent_response?.ok, true, JSON.stringify(answer.body));
-    const result = await waitUntil('turn end', async () => (await cliLines('result'))[results], 30000);
+    const result = await waitUntil('turn end', async () => (await cliLines('result'))[results], 90_000);
     if (decision === 'allow') {
       assert.equal(readFileSync(file, 'utf8'), 'hi\n', 'the allowed tool ran');
       assert.deepEqual(result.permission_denials, []);
@@ -186,23 +190,25 @@ test('an error turn and a stalled turn are reported to the session', { skip }, a
   assert.match(errors.message, /400|mock provider error/);
 
   // The provider does not answer (for 2 minutes, or until the call is abandoned): after
-  // turn_stall_timeout (4 s) the agent reports the stall and restarts the CLI (resuming its
+  // turn_stall_timeout (STALL_SECONDS) the agent reports the stall and restarts the CLI (resuming its
   // conversation); the session goes on. The waits below are generous for a loaded CI machine.
   mock.setBehaviour({ responseDelayMs: 120_000 });
   const started = Date.now();
   const hanging = mock.requests.length;
+  const stallsBefore = (await agentNotes('turn_stalled')).length;
+  const startsBefore = (await agentNotes('started')).length;
   await chat('this one hangs');
   const stalled = await waitUntil(
     'turn_stalled note',
-    async () => (await agentNotes('turn_stalled'))[0],
-    60_000,
+    async () => (await agentNotes('turn_stalled'))[stallsBefore],
+    STALL_SECONDS * 1000 + 60_000,
   );
   mock.setBehaviour({ responseDelayMs: 0 });
-  assert.equal(stalled.timeout_ms, 4000);
-  assert.ok(Date.now() - started >= 4000);
+  assert.equal(stalled.timeout_ms, STALL_SECONDS * 1000);
+  assert.ok(Date.now() - started >= STALL_SECONDS * 1000);
   const restarted = await waitUntil(
     'restart after the stall',
-    async () => (await agentNotes('started'))[1],
+    async () => (await agentNotes('started'))[startsBefore],
     60_000,
   );
   assert.equal(restarted.resumed, true);

@@ -43,6 +43,11 @@ export interface LaptopRunOptions {
    * (Claude Code retries a 401 ten times with backoff); the test needs only the CLI's own error line.
    */
   stopWhen?: RegExp;
+  /**
+   * Ends the CLI (SIGTERM) once this resolves true (polled): for a CLI that shows nothing of what the
+   * test waits for (Qwen Code waits out a 429's Retry-After silently; the proxy's audit row shows it).
+   */
+  stopWhenTrue?: () => Promise<boolean>;
   /** The project folder (default: a new one in the temp HOME). */
   cwd?: string;
   timeoutMs?: number;
@@ -196,7 +201,20 @@ export async function runLaptopCli(
     timedOut = true;
     kill('SIGKILL');
   }, opts.timeoutMs ?? 90_000);
-  const code: number | null = await new Promise((resolve) => child.on('close', (c) => resolve(c)));
+  const closed = new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
+  let running = true;
+  const poll = async () => {
+    while (running && !stopped && opts.stopWhenTrue) {
+      if (await opts.stopWhenTrue()) {
+        stopped = true;
+        kill('SIGTERM');
+      } else await new Promise((r) => setTimeout(r, 250));
+    }
+  };
+  const polling = poll();
+  const code = await closed;
+  running = false;
+  await polling;
   clearTimeout(timer);
   const infos = jsonLinesOf(stdout)
     .map((l) => adapter.inspect(l))

@@ -202,7 +202,9 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function waitUntil<T>(
   what: string,
   fn: () => Promise<T | undefined | null | false>,
-  timeoutMs = 15000,
+  // A bound, not a timing: it only decides how long a failing wait takes to fail. CI runs both suites
+  // and the fuzz at once on two cores (load 15 to 28); 15 s was once too short there for a real CLI.
+  timeoutMs = 60_000,
   everyMs = 50,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
