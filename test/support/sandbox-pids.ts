@@ -10,7 +10,7 @@ export async function hostPidOf(
   cwd: string,
   /** The program's name (first argument's base name): another sandbox may use the same small pid. */
   program?: string,
-  timeoutMs = 15_000,
+  timeoutMs = 60_000,
 ): Promise<number> {
   const where = realpathSync(cwd);
   const deadline = Date.now() + timeoutMs;

@@ -67,7 +67,7 @@ export function openTerminal(
   return {
     ws,
     text: () => out,
-    waitFor(needle, timeoutMs = 20_000, from = 0) {
+    waitFor(needle, timeoutMs = 60_000, from = 0) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (out.indexOf(needle, from) >= 0) {
