@@ -69,6 +69,17 @@ function processFacts(pid: number) {
   };
 }
 
+/** Requests the API instances have answered so far (their /metrics request-duration counts). */
+async function requestsAnswered(urls: string[]): Promise<number> {
+  let total = 0;
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    for (const line of text.split('\n'))
+      if (line.startsWith('http_request_duration_seconds_count{')) total += Number(line.split(' ').pop());
+  }
+  return total;
+}
+
 /** The API processes' CPU (% of one core) over `run`, and their memory at its end. */
 async function measured<T>(pids: number[], run: () => Promise<T>) {
   const before = pids.map(processFacts);
@@ -87,6 +98,8 @@ async function measured<T>(pids: number[], run: () => Promise<T>) {
 interface PhaseResult {
   agents: number;
   idle: Awaited<ReturnType<typeof measured>>;
+  /** Requests answered during the idle phase (all instances). */
+  idleRequests: number;
   chat: Awaited<ReturnType<typeof measured>>;
   chatToAgent: number[];
   stdoutToSse: number[];
@@ -183,7 +196,10 @@ async function scenario(name: string, instances: 1 | 2) {
     worker = undefined;
 
     const phase = async (agents: number): Promise<PhaseResult> => {
+      const answeredBefore = await requestsAnswered(urls);
       const idleRun = await measured(pids, () => sleep(IDLE_S * 1000));
+      // The idle agents' requests per second, and what each cost: what an idle-CPU change acts on.
+      const idleRequests = (await requestsAnswered(urls)) - answeredBefore - urls.length;
       // One warm-up message per session (the first one also waits for the CLI to start).
       await Promise.all(sessionIds.map((id, s) => chat(id, `w${agents}-${s}`)));
       const chatToAgent: number[] = [];
@@ -207,6 +223,7 @@ async function scenario(name: string, instances: 1 | 2) {
       return {
         agents,
         idle: idleRun,
+        idleRequests,
         chat: chatRun,
         chatToAgent,
         stdoutToSse,
@@ -281,7 +298,7 @@ async function main() {
     `\nRemote workspace with many agents (${db}), ${SESSIONS} sessions x ${MESSAGES} messages at once, CLI answers after ${CLI_DELAY_MS} ms; ${machine()}`,
   );
   console.log(
-    'agents | API RSS MB (peak) | idle CPU % of a core | chat CPU % | chat->agent p50 / p99 ms | p99 vs 1 agent | stdout->SSE p50 ms | no reply in 60 s | loadavg',
+    'agents | API RSS MB (peak) | idle CPU % of a core | idle req/s (CPU ms each) | chat CPU % | chat->agent p50 / p99 ms | p99 vs 1 agent | stdout->SSE p50 ms | no reply in 60 s | loadavg',
   );
   for (const r of results) {
     console.log(
@@ -289,6 +306,7 @@ async function main() {
         r.agents,
         `${f1(sum(r.idle.rssMb))}${each(r.idle.rssMb)} (${f1(sum(r.chat.peakMb))})`,
         `${f1(sum(r.idle.cpuPct))}${each(r.idle.cpuPct)}`,
+        `${f1(r.idleRequests / IDLE_S)} (${((sum(r.idle.cpuPct) * 10 * IDLE_S) / Math.max(1, r.idleRequests)).toFixed(2)})`,
         `${f1(sum(r.chat.cpuPct))}${each(r.chat.cpuPct)}`,
         `${f1(p(r.chatToAgent, 0.5))} / ${f1(p(r.chatToAgent, 0.99))}`,
         `${(p(r.chatToAgent, 0.99) / p(one.chatToAgent, 0.99)).toFixed(2)}x`,

@@ -15,6 +15,20 @@ export function remoteMachinesRepository({ db, t }: DatabaseHandle) {
       .where(eq(m.machineId, sql.placeholder('machineId')))
       .prepare('remote_machines_find');
   let findStatement: ReturnType<typeof prepareFind> | undefined;
+  // The heartbeat write, prepared once for the same reason (an idle agent's every request that finds
+  // its stored heartbeat a second old). A fact the request did not carry keeps its stored value.
+  const prepareHeartbeat = () =>
+    db
+      .update(m)
+      .set({
+        lastHeartbeat: sql`${sql.param(sql.placeholder('at'), m.lastHeartbeat)}`,
+        status: 'online',
+        agentVersion: sql`COALESCE(${sql.placeholder('agentVersion')}, ${m.agentVersion})`,
+        ipAddress: sql`COALESCE(${sql.placeholder('ipAddress')}, ${m.ipAddress})`,
+      })
+      .where(eq(m.machineId, sql.placeholder('machineId')))
+      .prepare('remote_machines_heartbeat');
+  let heartbeatStatement: ReturnType<typeof prepareHeartbeat> | undefined;
   return {
     async find(machineId: string): Promise<RemoteMachineRow | undefined> {
       findStatement ??= prepareFind();
@@ -50,10 +64,13 @@ export function remoteMachinesRepository({ db, t }: DatabaseHandle) {
       at: Date,
       facts: { agentVersion?: string; ipAddress?: string | null },
     ) {
-      const set: Partial<typeof m.$inferInsert> = { lastHeartbeat: at, status: 'online' };
-      if (facts.agentVersion) set.agentVersion = facts.agentVersion.slice(0, 50);
-      if (facts.ipAddress) set.ipAddress = facts.ipAddress.slice(0, 64);
-      await db.update(m).set(set).where(eq(m.machineId, machineId));
+      heartbeatStatement ??= prepareHeartbeat();
+      await heartbeatStatement.execute({
+        machineId,
+        at,
+        agentVersion: facts.agentVersion ? facts.agentVersion.slice(0, 50) : null,
+        ipAddress: facts.ipAddress ? facts.ipAddress.slice(0, 64) : null,
+      });
     },
     /**
      * Writes `offline` back for machines whose last heartbeat is older than `cutoff`. The condition is
