@@ -4,7 +4,10 @@
 //    turn of the event loop, or while the previous request is in flight, travel together in the next
 //    one (batching without a waiting window: a lone line is not held back; bench/remote measured the
 //    old 5 ms window as most of the stdout -> SSE latency);
-//  - a heartbeat request every heartbeat interval, even while the long poll is held;
+//  - every request carries the heartbeat; a heartbeat-only request goes out when no request has for
+//    a heartbeat interval (a long poll held longer than that, or a server that does not hold polls);
+//    not one every interval regardless, which with polls renewed every 25 s was a third of an idle
+//    agent's requests (bench/remote --agents 1000: ~17 of ~57 requests a second);
 //  - failures retry with jittered exponential backoff; events stay queued until a 200 acknowledges them;
 //  - a 401 anywhere is fatal (the machine was deleted or its token revoked).
 import { Backoff, sleep } from './backoff.ts';
@@ -55,11 +58,18 @@ export class Poller {
   ) {}
 
   start(): void {
-    this.pollLoopDone = this.pollLoop();
-    this.heartbeatTimer = setInterval(() => {
+    this.heartbeatTimer = setTimeout(() => {
       this.heartbeatDue = true;
       this.kick(0);
     }, this.opts.heartbeatMs);
+    this.pollLoopDone = this.pollLoop();
+  }
+
+  /** One request to the server; it carries the heartbeat, so the heartbeat-only one is due later. */
+  private request(body: Parameters<AgentTransport['message']>[0]) {
+    // refresh() also re-arms a timer that already fired; not once stopped (it would hold the process).
+    if (!this.stopped) this.heartbeatTimer?.refresh();
+    return this.transport.message(body, this.stopController.signal);
   }
 
   /** New events were queued in the outbox. */
@@ -79,7 +89,7 @@ export class Poller {
   async stop(): Promise<void> {
     if (this.stopped) return this.pollLoopDone;
     this.stopped = true;
-    clearInterval(this.heartbeatTimer);
+    clearTimeout(this.heartbeatTimer);
     clearTimeout(this.flushTimer);
     this.stopController.abort();
     this.wake.abort();
@@ -91,10 +101,11 @@ export class Poller {
     while (!this.stopped) {
       const started = Date.now();
       try {
-        const res = await this.transport.message(
-          { wait_ms: this.opts.waitMs, heartbeat: this.heartbeat(), events: [] },
-          this.stopController.signal,
-        );
+        const res = await this.request({
+          wait_ms: this.opts.waitMs,
+          heartbeat: this.heartbeat(),
+          events: [],
+        });
         backoff.reset();
         this.markConnected();
         if (res.commands.length > 0) {
@@ -131,10 +142,7 @@ export class Poller {
         this.heartbeatDue = false;
         const batch = this.outbox.take(this.batchLimit);
         try {
-          const res = await this.transport.message(
-            { wait_ms: 0, heartbeat: this.heartbeat(), events: batch },
-            this.stopController.signal,
-          );
+          const res = await this.request({ wait_ms: 0, heartbeat: this.heartbeat(), events: batch });
           backoff.reset();
           this.batchLimit = MAX_BATCH;
           this.markConnected();

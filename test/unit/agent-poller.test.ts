@@ -103,4 +103,54 @@ describe('agent poller', () => {
     assert.equal(t.outbox.size, 1, 'the event is kept, not dropped, on 401');
     await t.poller.stop();
   });
+
+  it('sends a heartbeat-only request only when no request went out for a heartbeat interval', async () => {
+    // Every request carries the heartbeat. Long polls answered (empty) after 150 ms renew it well
+    // within the 1 s interval: no heartbeat-only request. A poll then held for good: heartbeat-only
+    // requests follow, one per interval.
+    let hold = false;
+    const requests: { at: number; req: MessageRequest }[] = [];
+    const transport = {
+      message: async (req: MessageRequest, signal?: AbortSignal) => {
+        requests.push({ at: Date.now(), req });
+        if (req.wait_ms === 0) return { commands: [] };
+        await new Promise<void>((resolve) => {
+          if (!hold) setTimeout(resolve, 150);
+          signal?.addEventListener('abort', () => resolve());
+        });
+        if (signal?.aborted) throw new TransportError('aborted');
+        return { commands: [] };
+      },
+    } as unknown as AgentTransport;
+    const poller = new Poller(
+      transport,
+      new Outbox(),
+      { waitMs: 25000, heartbeatMs: 1000, baseDelayMs: 5, maxDelayMs: 20 },
+      () => ({ active_sessions: [], agent_version: 't' }),
+      () => {},
+      () => {},
+      new Logger('ERROR', () => {}),
+    );
+    const heartbeatOnly = () => requests.filter((r) => r.req.wait_ms === 0 && r.req.events.length === 0);
+    poller.start();
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.ok(requests.length >= 3, `long polls renewed (${requests.length})`);
+    assert.equal(
+      heartbeatOnly().length,
+      0,
+      'no heartbeat-only request while polls renew within the interval',
+    );
+    assert.ok(
+      requests.every((r) => r.req.heartbeat.agent_version === 't'),
+      'each request carries it',
+    );
+
+    hold = true;
+    await new Promise((r) => setTimeout(r, 2600));
+    const beats = heartbeatOnly();
+    assert.ok(beats.length >= 2, `heartbeat-only requests while the poll is held (${beats.length})`);
+    for (let i = 1; i < beats.length; i++)
+      assert.ok(beats[i]!.at - beats[i - 1]!.at >= 990, 'at most one per interval');
+    await poller.stop();
+  });
 });
