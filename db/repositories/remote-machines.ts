@@ -4,7 +4,7 @@ import type { DatabaseHandle } from '../client.ts';
 
 export type RemoteMachineRow = DatabaseHandle['t']['remoteMachines']['$inferSelect'];
 
-export function remoteMachinesRepository({ db, t }: DatabaseHandle) {
+export function remoteMachinesRepository({ db, t, dialect }: DatabaseHandle) {
   const m = t.remoteMachines;
   // Built and prepared once: every agent request looks its machine up (the token check), with 1,000
   // idle agents about 57 times a second (bench/remote --agents).
@@ -71,6 +71,34 @@ export function remoteMachinesRepository({ db, t }: DatabaseHandle) {
         agentVersion: facts.agentVersion ? facts.agentVersion.slice(0, 50) : null,
         ipAddress: facts.ipAddress ? facts.ipAddress.slice(0, 64) : null,
       });
+    },
+    /**
+     * Heartbeats written behind (services/remote-heartbeats.ts): one statement for the chunk, each
+     * machine's own time, never moving a stored heartbeat back, only on machines still `online`.
+     */
+    async recordHeartbeatsBehind(entries: [machineId: string, at: Date][]): Promise<void> {
+      if (!entries.length) return;
+      const at = sql`CASE ${m.machineId} ${sql.join(
+        entries.map(([id, when]) => {
+          const value = sql.param(when, m.lastHeartbeat);
+          // PostgreSQL cannot infer a parameter's type inside CASE (it would be text).
+          return sql`WHEN ${id} THEN ${dialect === 'postgres' ? sql`CAST(${value} AS timestamptz)` : value}`;
+        }),
+        sql` `,
+      )} END`;
+      await db
+        .update(m)
+        .set({ lastHeartbeat: at })
+        .where(
+          and(
+            inArray(
+              m.machineId,
+              entries.map(([id]) => id),
+            ),
+            eq(m.status, 'online'),
+            or(isNull(m.lastHeartbeat), sql`${m.lastHeartbeat} < ${at}`),
+          ),
+        );
     },
     /**
      * Writes `offline` back for machines whose last heartbeat is older than `cutoff`. The condition is

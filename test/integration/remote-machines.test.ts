@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { eq } from 'drizzle-orm';
+import { heartbeatsBehind } from '../../services/remote-heartbeats.ts';
 import { startTestApp, type TestApp } from '../support/harness.ts';
 import {
   agentMessage,
@@ -317,4 +318,59 @@ test('installer files: listed, served, no path traversal; install scripts carry 
   assert.ok((await sh.text()).includes(app.url));
   const ps1 = await fetch(`${app.url}/api/remote/agent/install.ps1`);
   assert.equal(ps1.status, 200);
+});
+
+test('heartbeats written behind: at once when the row must change, else within the flush, forward only, online only', async () => {
+  const machine = await registerFakeMachine(app.url, cast.admin.session, cast.tenantId);
+  const { db, t } = app.database;
+  const row = async () =>
+    (await db.select().from(t.remoteMachines).where(eq(t.remoteMachines.machineId, machine.machineId)))[0]!;
+  const writer = heartbeatsBehind(app.database);
+  await writer.flush(); // nothing of another test's machines left to write in between
+  /** One agent request; the test clock's span around it (the clock also moves with real time). */
+  const poll = async () => {
+    const from = app.clock.now().getTime();
+    assert.equal((await agentMessage(app.url, machine)).status, 200);
+    return { from, to: app.clock.now().getTime() };
+  };
+  const within = (at: Date | null, span: { from: number; to: number }, what: string) =>
+    assert.ok(at && at.getTime() >= span.from && at.getTime() <= span.to, `${what}: ${at?.toISOString()}`);
+
+  // Offline: the first poll writes at once.
+  const opening = await poll();
+  within((await row()).lastHeartbeat, opening, 'the first poll, at once');
+  const first = (await row()).lastHeartbeat!;
+
+  // 25 s later (an idle agent's next poll): written behind, with that request's time.
+  app.clock.advance(25_000);
+  const next = await poll();
+  assert.equal((await row()).lastHeartbeat!.getTime(), first.getTime(), 'not yet written');
+  await writer.flush();
+  within((await row()).lastHeartbeat, next, 'the request’s own time, once flushed');
+  const second = (await row()).lastHeartbeat!;
+
+  // Never backwards: an older time kept for it changes nothing.
+  writer.record(machine.machineId, new Date(second.getTime() - 10_000));
+  await writer.flush();
+  assert.equal((await row()).lastHeartbeat!.getTime(), second.getTime());
+
+  // A machine marked offline meanwhile is not made online by a heartbeat written behind ...
+  await db
+    .update(t.remoteMachines)
+    .set({ status: 'offline' })
+    .where(eq(t.remoteMachines.machineId, machine.machineId));
+  writer.record(machine.machineId, new Date(second.getTime() + 1_000));
+  await writer.flush();
+  assert.equal((await row()).status, 'offline');
+  assert.equal((await row()).lastHeartbeat!.getTime(), second.getTime());
+  // ... its next request writes at once.
+  app.clock.advance(2_000);
+  const back = await poll();
+  assert.equal((await row()).status, 'online');
+  within((await row()).lastHeartbeat, back, 'back online, at once');
+
+  // A third of the offline threshold (180 s) old: at once, not behind.
+  app.clock.advance(60_000);
+  const late = await poll();
+  within((await row()).lastHeartbeat, late, 'a third of the threshold old: at once');
 });

@@ -15,13 +15,15 @@ import {
   NotImplementedError,
   UnauthorizedError,
 } from '../../../domain/errors.ts';
-import { heartbeatNeedsWrite } from '../../../domain/remote-heartbeat.ts';
+import { offlineAfterMs } from '../../../domain/machine-status.ts';
+import { heartbeatWrite } from '../../../domain/remote-heartbeat.ts';
 import { hashRemoteSecret, newRemoteSecret, remoteSecretMatches } from '../../../domain/remote-tokens.ts';
 import { writeAudit } from '../../../services/audit.ts';
 import type { AppDeps } from '../../../services/deps.ts';
 import { remoteBus, topics } from '../../../services/remote-bus.ts';
 import { commandSweep } from '../../../services/remote-command-sweep.ts';
 import { remoteCommands } from '../../../services/remote-commands.ts';
+import { heartbeatsBehind } from '../../../services/remote-heartbeats.ts';
 import { readLargeJson } from '../../middleware/body.ts';
 import { endpoint } from '../../openapi/endpoint.ts';
 import {
@@ -129,6 +131,7 @@ const getRemoteAgentFile = endpoint({
 
 export function agentRouter(deps: AppDeps): Router {
   const r = Router();
+  const heartbeats = heartbeatsBehind(deps.database, (msg, fields) => deps.logger.warn(fields, msg));
   const machines = remoteMachinesRepository(deps.database);
   const tokens = registrationTokensRepository(deps.database);
   const commands = remoteCommands(deps);
@@ -274,9 +277,11 @@ export function agentRouter(deps: AppDeps): Router {
     await readLargeJson(req, res);
     const body = postRemoteAgentMessage.body(req);
     const heartbeat = { agentVersion: body.heartbeat?.agent_version, ipAddress: req.ip };
-    // Written at most once a second (domain/remote-heartbeat.ts): not a commit in front of every poll.
-    if (heartbeatNeedsWrite(machine, deps.now(), heartbeat))
-      await machines.recordHeartbeat(machine.machineId, deps.now(), heartbeat);
+    // At once when the stored row must change, else written behind (domain/remote-heartbeat.ts): not
+    // a commit in front of every poll.
+    const write = heartbeatWrite(machine, deps.now(), heartbeat, offlineAfterMs(deps.settings.agent));
+    if (write === 'now') await machines.recordHeartbeat(machine.machineId, deps.now(), heartbeat);
+    else if (write === 'behind') heartbeats.record(machine.machineId, deps.now());
     const processed = await events.ingest(machine.machineId, body.events, req.log, machine.machineKey);
 
     // Long poll: claim now, or wait until a command is queued for this machine (woken through the bus
