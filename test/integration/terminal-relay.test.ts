@@ -94,11 +94,14 @@ test('a command typed in the browser runs in the project directory and echoes ba
 
   // The browser going away closes the shell on the agent too (its exit is logged there).
   await waitUntil('agent closed the terminal', async () => agent.logs.join('').includes('terminal closing'));
-  const audited = await a.database.sql.query<{ action: string }>(
-    'SELECT action FROM audit_logs WHERE resource_id = ? AND action = ?',
-    [sessionId, 'REMOTE_TERMINAL_CLOSE'],
-  );
-  assert.ok(audited.length >= 1);
+  // The close is audited as the relay ends, without holding the close up: wait for its row.
+  await waitUntil('the REMOTE_TERMINAL_CLOSE audit row', async () => {
+    const audited = await a.database.sql.query<{ action: string }>(
+      'SELECT action FROM audit_logs WHERE resource_id = ? AND action = ?',
+      [sessionId, 'REMOTE_TERMINAL_CLOSE'],
+    );
+    return audited.length >= 1;
+  });
 });
 
 test('keystrokes typed while the shell is printing are neither lost nor reordered', async () => {
