@@ -21,6 +21,7 @@ import { ensureMaintenanceSchedules } from '../services/maintenance-schedules.ts
 import { createMetrics } from '../services/metrics.ts';
 import { ensureOrgSyncSchedules } from '../services/orgsync/schedule.ts';
 import { ensureQuotaEnforcementSchedule } from '../services/quota-enforcement.ts';
+import { heartbeatsBehind } from '../services/remote-heartbeats.ts';
 import { createTemporalAccess, type TemporalAccess } from '../services/temporal.ts';
 import { flushUsageAtShutdown } from '../services/usage/remote-messages.ts';
 import { StartupError } from './startup.ts';
@@ -101,7 +102,7 @@ export async function listen(
     url: `http://${host}:${addr.port}`,
     // Graceful: stop taking calls, let the calls in flight end (3 s at most), then write the usage
     // still held in memory (quota settles and reporting rows, then the message rows of proxied calls)
-    // before the caller closes the database.
+    // and the agents' heartbeats written behind, before the caller closes the database.
     close: async () => {
       closing = true;
       await new Promise<void>((resolve) => {
@@ -113,6 +114,7 @@ export async function listen(
         setTimeout(() => server.closeAllConnections(), 3000).unref();
       });
       await flushUsageAtShutdown(deps);
+      await heartbeatsBehind(deps.database).flush();
     },
   };
 }

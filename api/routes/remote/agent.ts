@@ -279,9 +279,10 @@ export function agentRouter(deps: AppDeps): Router {
     const heartbeat = { agentVersion: body.heartbeat?.agent_version, ipAddress: req.ip };
     // At once when the stored row must change, else written behind (domain/remote-heartbeat.ts): not
     // a commit in front of every poll.
-    const write = heartbeatWrite(machine, deps.now(), heartbeat, offlineAfterMs(deps.settings.agent));
-    if (write === 'now') await machines.recordHeartbeat(machine.machineId, deps.now(), heartbeat);
-    else if (write === 'behind') heartbeats.record(machine.machineId, deps.now());
+    const heardAt = deps.now();
+    const write = heartbeatWrite(machine, heardAt, heartbeat, offlineAfterMs(deps.settings.agent));
+    if (write === 'now') await machines.recordHeartbeat(machine.machineId, heardAt, heartbeat);
+    else if (write === 'behind') heartbeats.record(machine.machineId, heardAt);
     const processed = await events.ingest(machine.machineId, body.events, req.log, machine.machineKey);
 
     // Long poll: claim now, or wait until a command is queued for this machine (woken through the bus
