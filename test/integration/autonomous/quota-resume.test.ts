@@ -215,6 +215,13 @@ test('the worker schedule (multi-tenant mode off) fires and signals; multi-tenan
   await waitFor('a scheduled tick', async () => (await seen(probeA)) >= 3, 30_000);
   assert.equal(await probeA.result(), 3);
   assert.equal(await seen(probeManual), 0, 'never the manual pause');
+  // A run the schedule started just before it goes can still be listing under load; the next test
+  // raises a quota, and such a late run would then signal (and so end) that test's probe first.
+  await handle.pause('test: no tick after this one');
+  await waitFor(
+    'the scheduled runs to end',
+    async () => (await handle.describe()).info.runningActions.length === 0,
+  );
   assert.equal(await ensureAutonomousQuotaResumeSchedule({ ...opts, multiTenant: true }), 'removed');
   await assert.rejects(handle.describe());
   assert.equal(await ensureAutonomousQuotaResumeSchedule({ ...opts, multiTenant: true }), 'absent');
