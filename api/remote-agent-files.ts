@@ -9,7 +9,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { transform } from 'esbuild';
 
 const AGENT_DIR = fileURLToPath(new URL('../agent/', import.meta.url));
 const INSTALL_DIR = fileURLToPath(new URL('../agent/install/', import.meta.url));
@@ -95,6 +94,8 @@ async function build(relPath: string, source: Source): Promise<AgentFile> {
   const text = readFileSync(source.file, 'utf8');
   if (source.kind === 'doc') return { contentType: 'text/markdown; charset=utf-8', body: text };
   if (source.kind === 'js') return { contentType: 'text/javascript; charset=utf-8', body: text };
+  // esbuild is loaded here, on the first agent download, not by every process that imports the app.
+  const { transform } = await import('esbuild');
   const result = await transform(text, {
     loader: 'ts',
     format: 'esm',

@@ -2,7 +2,6 @@
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
-import { createActivities } from '../activities/index.ts';
 import { attachAlertSocket } from '../api/alerts-socket.ts';
 import { createApp } from '../api/app.ts';
 import { sendProxyError } from '../api/llm-proxy/proxy-error.ts';
@@ -25,7 +24,7 @@ import { heartbeatsBehind } from '../services/remote-heartbeats.ts';
 import { createTemporalAccess, type TemporalAccess } from '../services/temporal.ts';
 import { flushUsageAtShutdown } from '../services/usage/remote-messages.ts';
 import { StartupError } from './startup.ts';
-import { type RunningWorker, startWorker } from './worker-runtime.ts';
+import type { RunningWorker } from './worker-runtime.ts';
 
 export const MAX_HEADER_BYTES = 16 * 1024;
 
@@ -184,6 +183,12 @@ export async function runWorker(
   // The schedules are ensured BEFORE the worker polls: once it polls, the API reports ready and may be
   // told to stop, and a signal that arrives before the caller has installed its shutdown handlers would
   // leave the Temporal runtime's own handler stopping the worker while the process lives on.
+  // @temporalio/worker (its native bridge and webpack) and the activities are loaded by processes that
+  // run a worker, not by every process that imports this module (an API-only instance, most test files).
+  const [{ startWorker }, { createActivities }] = await Promise.all([
+    import('./worker-runtime.ts'),
+    import('../activities/index.ts'),
+  ]);
   const worker = await startWorker({
     address,
     namespace: settings.TEMPORAL_NAMESPACE,

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Page } from 'playwright-core';
+import { tsImport } from 'tsx/esm/api';
 import { newContext, screenshot, scrollsSideways } from '../support/browser.ts';
 import { type Everyday, signedInPage, startEveryday, uploadMessages } from '../support/everyday-pages.ts';
 import { ADMIN } from '../support/harness.ts';
@@ -20,7 +21,10 @@ import { api } from '../support/session.ts';
 // the server's typecheck, which has no JSX. A URL from this file's own location, not a bare relative
 // path: `npm test` runs this file as a bundle elsewhere (test/support/bundle-tests.ts).
 const ROUTES_MODULE = new URL('../../web/src/routes.ts', import.meta.url).href;
-const { routes } = (await import(ROUTES_MODULE)) as { routes: { path: string; admin?: true }[] };
+// Through tsx's `tsImport`: the bundle's process has no TypeScript loader of its own.
+const { routes } = (await tsImport(ROUTES_MODULE, import.meta.url)) as {
+  routes: { path: string; admin?: true }[];
+};
 
 /** How many tab stops from the top of each page are checked for a visible focus indicator. */
 const TAB_STOPS = 12;

@@ -10,8 +10,10 @@
 //   are the same as when the source runs;
 // - the bundles live under node_modules/.cache, so their bare imports resolve to the repository's
 //   node_modules; code splitting keeps each module once per process (shared chunks);
-// - once a bundle's static imports are loaded, it registers tsx, so what is imported later by a
-//   computed path (a `.ts` route table, a fixture) or run in a worker thread still loads from source.
+// - no tsx in a bundle's process: registering its loader hooks costs about 0.3 CPU-seconds per process
+//   (a hooks thread that loads tsx and esbuild) and slows every later import. A `.ts` module loaded by a
+//   computed path (the web app's route table) goes through tsx's `tsImport` where it is loaded; a worker
+//   thread registers tsx itself (services/usage/message-writer-boot.mjs).
 // TEST_BUNDLE=0 runs the sources through tsx instead (e.g. for a debugger's breakpoints).
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -71,11 +73,6 @@ export async function bundleTestFiles(
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
     plugins: [ownLocation],
-    // Runs after the module's static imports are loaded (ESM hoists them): from then on, a computed
-    // `import()` of a .ts file loads through tsx. Once per process, whichever module comes first.
-    banner: {
-      js: "import { register as __svcTsxRegister } from 'tsx/esm/api'; globalThis.__svcTsx ??= __svcTsxRegister();",
-    },
     logLevel: 'error',
   });
   const bundleOf = (f: string) => bundlePathOf(outDir, f);

@@ -3,8 +3,9 @@
 // first use, so every response samlify parses is schema-checked before its signature is looked at.
 // SP entities are cheap and built per request (a login's carries its own request id); IdP entities
 // are cached per IdP configuration (see identityProviderOf).
-import * as xmllint from '@authenio/samlify-node-xmllint';
-import * as samlify from 'samlify';
+import { createRequire } from 'node:module';
+import type * as Xmllint from '@authenio/samlify-node-xmllint';
+import type * as Samlify from 'samlify';
 import {
   certificatePem,
   SAML_CLOCK_SKEW_MS,
@@ -12,6 +13,18 @@ import {
   type SamlProviderConfig,
 } from '../../../domain/sso/saml-config.ts';
 import { POST_BINDING, REDIRECT_BINDING } from '../../../domain/sso/saml-metadata.ts';
+
+// Loaded on first use, not when the app is imported: samlify and its emscripten schema validator take
+// about 0.2 CPU-seconds to load, which every process that imports the app (each API instance and
+// worker, each test file) paid whether or not it ever saw a SAML login. Both are CommonJS, so a
+// synchronous require keeps this module's functions synchronous.
+const requireOnUse = createRequire(import.meta.url);
+let loaded: { samlify: typeof Samlify; xmllint: typeof Xmllint } | undefined;
+const lib = () =>
+  (loaded ??= {
+    samlify: requireOnUse('samlify') as typeof Samlify,
+    xmllint: requireOnUse('@authenio/samlify-node-xmllint') as typeof Xmllint,
+  });
 
 let validatorInstalled = false;
 
@@ -34,7 +47,7 @@ export const leakFreeSchemaValidator = {
     console.log = () => {};
     console.error = () => {};
     try {
-      return xmllint.validate(xml);
+      return lib().xmllint.validate(xml);
     } finally {
       console.log = log;
       console.error = error;
@@ -49,13 +62,13 @@ export const leakFreeSchemaValidator = {
 /** Installs the schema validator (idempotent). */
 export function ensureSamlSetup(): void {
   if (validatorInstalled) return;
-  samlify.setSchemaValidator(leakFreeSchemaValidator);
+  lib().samlify.setSchemaValidator(leakFreeSchemaValidator);
   validatorInstalled = true;
 }
 
 export function serviceProviderOf(cfg: SamlProviderConfig, opts: { requestId?: string } = {}) {
   ensureSamlSetup();
-  return samlify.ServiceProvider({
+  return lib().samlify.ServiceProvider({
     entityID: cfg.sp_entity_id,
     assertionConsumerService: [{ Binding: POST_BINDING, Location: cfg.acs_url }],
     nameIDFormat: [...SAML_NAMEID_FORMATS],
@@ -67,7 +80,7 @@ export function serviceProviderOf(cfg: SamlProviderConfig, opts: { requestId?: s
   });
 }
 
-type IdentityProvider = ReturnType<typeof samlify.IdentityProvider>;
+type IdentityProvider = ReturnType<typeof Samlify.IdentityProvider>;
 
 /**
  * IdP entities are immutable, so they are kept per stored config (the key is the config itself, so a
@@ -89,7 +102,7 @@ export function identityProviderOf(cfg: SamlProviderConfig): IdentityProvider {
 
 function buildIdentityProvider(cfg: SamlProviderConfig): IdentityProvider {
   ensureSamlSetup();
-  return samlify.IdentityProvider({
+  return lib().samlify.IdentityProvider({
     entityID: cfg.idp_entity_id,
     signingCert: cfg.idp_signing_certs.map(certificatePem),
     singleSignOnService: [{ Binding: REDIRECT_BINDING, Location: cfg.idp_sso_url }],
