@@ -49,6 +49,7 @@ import type {
 } from '../../domain/forge/types.ts';
 import { DEFAULT_GIT_TIMEOUT_MS, type GitOptions, git, ORCHESTRATOR_IDENTITY } from './git.ts';
 import { commitStats, parseNumstat } from './git-diff.ts';
+import { readRefFile } from './ref-files.ts';
 
 /** Spec "Limits": changed files per automatic change (AUTONOMOUS_MAX_CHANGED_FILES overrides). */
 export const DEFAULT_MAX_CHANGED_FILES: number = LIMITS.maxChangedFiles;
@@ -63,6 +64,8 @@ export interface LocalRepositoriesOptions {
 }
 
 const REPO_PREFIX = 'local:';
+/** Branch tips remembered as commits (branchTip) before the memory starts over. */
+const KNOWN_COMMITS_MAX = 10_000;
 
 /** Whether `child` is strictly inside `root` (both resolved; no `..` escapes, no prefix tricks). */
 export function isInside(root: string, child: string): boolean {
@@ -168,8 +171,28 @@ export class LocalRepositories {
     return r.code === 0 && isObjectId(sha) ? sha : null;
   }
 
+  /**
+   * `<repo key> <id>` of branch tips git confirmed as commits (bounded; an id always names the same
+   * object, so a confirmation never goes stale).
+   */
+  private readonly knownCommits = new Set<string>();
+
   protected async branchTip(repoKey: string, branch: string): Promise<string | null> {
-    return this.resolve(repoKey, `refs/heads/${assertBranchName(branch)}`);
+    const ref = `refs/heads/${assertBranchName(branch)}`;
+    // From the ref files, without a git process (ref-files.ts says why). A worktree's commits write
+    // these files too, so an id read there is taken as the tip only once git said it is a commit (as
+    // `rev-parse ref^{commit}` did for every read before).
+    const id = readRefFile(this.gitDir(repoKey), ref);
+    if (id === null) return null;
+    if (id === undefined) return this.resolve(repoKey, ref);
+    const key = `${repoKey} ${id}`;
+    if (this.knownCommits.has(key)) return id;
+    const commit = await this.resolve(repoKey, id);
+    if (commit === id) {
+      if (this.knownCommits.size >= KNOWN_COMMITS_MAX) this.knownCommits.clear();
+      this.knownCommits.add(key);
+    }
+    return commit;
   }
 
   protected async isAncestor(repoKey: string, ancestor: string, descendant: string): Promise<boolean> {

@@ -127,7 +127,8 @@ function startBalancer(backends: () => string[]): Promise<Balancer> {
 }
 
 function launch(name: string, script: 'api' | 'worker') {
-  const p = launchSvc(name, script, env);
+  // The production guide's own commands, not the test bundle of the same programs.
+  const p = launchSvc(name, script, env, { asTyped: true });
   processes.push(p);
   return p;
 }

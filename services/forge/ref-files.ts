@@ -1,0 +1,46 @@
+// A ref's object id read from a bare repository's own ref files, without starting git.
+//
+// Why: the local forge reads branch tips on every pull-request refresh (head, base, mergeability,
+// checks), and an autonomous workflow polls its pull request until CI ends. Each `git rev-parse` was a
+// process spawned from the API or worker process, a few milliseconds of CPU each, and one workflow
+// test file spawned ~400 of them. The files are read the way git's "files" ref backend stores them
+// (gitrepository-layout(5)): a loose ref is `<git dir>/<ref>` holding the object id; a packed one is
+// a `<id> <ref>` line of `<git dir>/packed-refs`, and git writes a loose ref over a packed one, so the
+// loose file is read first (as git does). Anything else (a symbolic ref, an unexpected file, another
+// ref backend such as reftable, whose `refs/heads` is a file) is left to git.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { isObjectId } from '../../domain/forge/branch-name.ts';
+
+/**
+ * The object id `ref` (a full name such as `refs/heads/main`, already validated by the caller) names:
+ * a string; `null` when the repository has no such ref; `undefined` when only git can say.
+ */
+export function readRefFile(gitDir: string, ref: string): string | null | undefined {
+  let loose: string | undefined;
+  try {
+    loose = readFileSync(path.join(gitDir, ref), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
+  }
+  if (loose !== undefined) {
+    const id = loose.trim();
+    return isObjectId(id) ? id : undefined;
+  }
+  let packed: string;
+  try {
+    packed = readFileSync(path.join(gitDir, 'packed-refs'), 'utf8');
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
+  }
+  for (const line of packed.split('\n')) {
+    // `# pack-refs with: ...` is the header; `^<id>` lines carry the peeled object of an annotated tag.
+    if (line.startsWith('#') || line.startsWith('^')) continue;
+    const space = line.indexOf(' ');
+    if (space > 0 && line.slice(space + 1) === ref) {
+      const id = line.slice(0, space);
+      return isObjectId(id) ? id : undefined;
+    }
+  }
+  return null;
+}
