@@ -49,7 +49,7 @@ import type {
 } from '../../domain/forge/types.ts';
 import { DEFAULT_GIT_TIMEOUT_MS, type GitOptions, git, ORCHESTRATOR_IDENTITY } from './git.ts';
 import { commitStats, parseNumstat } from './git-diff.ts';
-import { readRefFile } from './ref-files.ts';
+import { readHeadBranch, readRefFile } from './ref-files.ts';
 
 /** Spec "Limits": changed files per automatic change (AUTONOMOUS_MAX_CHANGED_FILES overrides). */
 export const DEFAULT_MAX_CHANGED_FILES: number = LIMITS.maxChangedFiles;
@@ -289,10 +289,13 @@ export class LocalRepositories {
         rmSync(tmp, { recursive: true, force: true });
       }
     }
-    const head = await this.bare(repoKey, ['symbolic-ref', '--short', 'HEAD'], { check: false });
-    const defaultBranch = head.stdout.trim();
-    if (head.code !== 0 || !defaultBranch)
-      throw new ProjectRepositoryError('The project has no default branch');
+    // Every workflow step asks for its repository: HEAD is read from its file when it is a plain one.
+    let defaultBranch = readHeadBranch(gitDir);
+    if (defaultBranch === undefined) {
+      const head = await this.bare(repoKey, ['symbolic-ref', '--short', 'HEAD'], { check: false });
+      defaultBranch = head.code === 0 ? head.stdout.trim() : '';
+    }
+    if (!defaultBranch) throw new ProjectRepositoryError('The project has no default branch');
     assertBranchName(defaultBranch);
     if (!(await this.branchTip(repoKey, defaultBranch)))
       throw new ProjectRepositoryError(`The project's default branch ${defaultBranch} has no commits`);

@@ -44,3 +44,20 @@ export function readRefFile(gitDir: string, ref: string): string | null | undefi
   }
   return null;
 }
+
+/**
+ * The branch `HEAD` names (`ref: refs/heads/<branch>` in `<git dir>/HEAD`), as `git symbolic-ref
+ * --short HEAD` prints it; `undefined` when only git can say (a detached or unreadable HEAD, another
+ * ref backend, a name outside the plain set below).
+ */
+export function readHeadBranch(gitDir: string): string | undefined {
+  let head: string;
+  try {
+    head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const match = /^ref: refs\/heads\/([A-Za-z0-9._/-]{1,200})\n?$/.exec(head);
+  // reftable repositories keep `ref: refs/heads/.invalid` there for older gits.
+  return match && match[1] !== '.invalid' ? match[1] : undefined;
+}

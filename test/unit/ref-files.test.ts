@@ -1,13 +1,14 @@
 // services/forge/ref-files.ts against what git itself answers, on a real bare repository: loose and
 // packed refs, a loose ref written over a packed one, a missing ref, and the cases left to git
-// (a symbolic ref, a file that holds no object id, a `refs/heads` that is not a directory).
+// (a symbolic ref, a file that holds no object id, a `refs/heads` that is not a directory); and the
+// branch HEAD names, as `git symbolic-ref --short HEAD` prints it, or git's turn when HEAD is detached.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { readRefFile } from '../../services/forge/ref-files.ts';
+import { readHeadBranch, readRefFile } from '../../services/forge/ref-files.ts';
 
 let root: string;
 let gitDir: string;
@@ -66,4 +67,13 @@ test('what only git can say is left to it', () => {
   writeFileSync(path.join(gitDir, 'refs/heads/garbage'), 'not an id\n');
   assert.equal(readRefFile(gitDir, 'refs/heads/garbage'), undefined, 'a file without an object id');
   assert.equal(readRefFile(gitDir, 'refs/heads/main/below'), undefined, 'a ref below a ref file');
+});
+
+test('the branch HEAD names, as git prints it; a detached HEAD is left to git', () => {
+  assert.equal(readHeadBranch(gitDir), git('symbolic-ref', '--short', 'HEAD'));
+  git('symbolic-ref', 'HEAD', 'refs/heads/feature/a');
+  assert.equal(readHeadBranch(gitDir), 'feature/a');
+  git('update-ref', '--no-deref', 'HEAD', first);
+  assert.equal(readHeadBranch(gitDir), undefined);
+  assert.equal(readHeadBranch(path.join(root, 'no-such.git')), undefined);
 });

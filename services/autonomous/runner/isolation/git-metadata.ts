@@ -92,12 +92,16 @@ function unescapeGetfacl(s: string): string {
   );
 }
 
-/** Absolute path -> the extended ACL (entries joined by `,`) of every entry under `dir` that has one. */
-export async function extendedAcls(dir: string): Promise<Map<string, string>> {
+/**
+ * Absolute path -> the extended ACL (entries joined by `,`) of every entry under `dirs` that has one.
+ * One getfacl for all of a snapshot's roots: each is a process spawned from the worker's (large)
+ * process, three times per CLI run.
+ */
+export async function extendedAcls(dirs: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   let text: string;
   try {
-    ({ stdout: text } = await run('getfacl', ['-R', '-P', '-s', '-p', '-n', '--', dir], {
+    ({ stdout: text } = await run('getfacl', ['-R', '-P', '-s', '-p', '-n', '--', ...dirs], {
       maxBuffer: 64 * 1024 * 1024,
       // Untranslated messages: a vanished entry is recognised by its text below.
       env: { ...process.env, LC_ALL: 'C' },
@@ -125,14 +129,11 @@ export async function extendedAcls(dir: string): Promise<Map<string, string>> {
 
 export type MetadataSnapshot = IntegritySnapshot;
 
-async function snapshotRoot(root: {
-  dir: string;
-  skip: (rel: string) => boolean;
-}): Promise<IntegritySnapshot> {
-  const [entries, acls] = await Promise.all([
-    snapshotGitDir(root.dir, { skip: root.skip }),
-    extendedAcls(root.dir),
-  ]);
+async function snapshotRoot(
+  root: { dir: string; skip: (rel: string) => boolean },
+  aclsOf: Promise<Map<string, string>>,
+): Promise<IntegritySnapshot> {
+  const [entries, acls] = await Promise.all([snapshotGitDir(root.dir, { skip: root.skip }), aclsOf]);
   const out: IntegritySnapshot = new Map();
   for (const [rel, e] of entries)
     out.set(`${root.dir}:${rel}`, {
@@ -148,11 +149,15 @@ export async function snapshotMetadata(loc: GitMetadataLocation): Promise<Metada
   const out: MetadataSnapshot = new Map();
   const st = lstatSync(loc.dotGit, { throwIfNoEntry: false });
   // A `.git` directory that is itself a root is walked (its own entry included) below.
-  if (st && !loc.roots.some((r) => r.dir === loc.dotGit)) {
-    const dotGit = await snapshotRoot({ dir: loc.dotGit, skip: (rel) => rel.length > 0 });
+  const ownDotGit = st && !loc.roots.some((r) => r.dir === loc.dotGit);
+  const acls = extendedAcls([...(ownDotGit ? [loc.dotGit] : []), ...loc.roots.map((r) => r.dir)]);
+  // Settled even if a walk below fails first (its rejection would otherwise be unhandled).
+  acls.catch(() => undefined);
+  if (ownDotGit) {
+    const dotGit = await snapshotRoot({ dir: loc.dotGit, skip: (rel) => rel.length > 0 }, acls);
     for (const [k, v] of dotGit) out.set(k, v);
   }
-  for (const root of loc.roots) for (const [k, v] of await snapshotRoot(root)) out.set(k, v);
+  for (const root of loc.roots) for (const [k, v] of await snapshotRoot(root, acls)) out.set(k, v);
   return out;
 }
 
