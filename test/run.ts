@@ -7,6 +7,7 @@ import path from 'node:path';
 import { findTemporalCli } from '../bin/temporal-cli.ts';
 import { startDevServer } from '../bin/temporal-dev.ts';
 import { ensureWebBuilt } from '../bin/web-build.ts';
+import { startSharedBrowser } from './support/browser.ts';
 import { bundleTestFiles } from './support/bundle-tests.ts';
 import { prepareMigratedTemplate } from './support/database.ts';
 import { BUNDLED_PROGRAMS } from './support/node-entry.ts';
@@ -52,15 +53,17 @@ const areas = [...new Set(allFiles.map((f) => f.split(path.sep).slice(0, 2).join
 console.log(
   filters.length
     ? `npm test: ${files.length} matching file(s)`
-    : `npm test: all ${files.length} test files; the last measured full run took 36 minutes on 2 cores ` +
+    : `npm test: all ${files.length} test files; the last measured full run took 31 minutes on 2 cores ` +
         `beside the PostgreSQL suite, as CI runs them (docs/contributors/tests-and-ci.md).\n` +
         `One area or file: npm test -- <area or substring>, e.g. npm test -- test/integration/llm-proxy. ` +
         `Areas: ${areas.join(', ')}`,
 );
 
-// Browser tests drive the built web application: build it once here when missing or stale.
-if (files.some((f) => f.startsWith(path.join('test', 'browser'))))
-  await ensureWebBuilt((l) => console.log(l));
+// Browser tests drive the built web application: build it once here when missing or stale, and start
+// the one Chromium they all connect to (test/support/browser.ts).
+const browserFiles = files.some((f) => f.startsWith(path.join('test', 'browser')));
+if (browserFiles) await ensureWebBuilt((l) => console.log(l));
+const browser = browserFiles ? await startSharedBrowser() : undefined;
 
 const cliPath = await findTemporalCli({
   explicit: process.env.TEMPORAL_CLI_PATH,
@@ -113,6 +116,7 @@ const child = spawn(
     env: {
       ...process.env,
       ...template.env,
+      ...browser?.env,
       TMPDIR: runTmp,
       // New password hashes at bcrypt's minimum cost, not the spec's 12 (domain/passwords.ts says why).
       SVC_TEST_BCRYPT_ROUNDS: process.env.SVC_TEST_BCRYPT_ROUNDS ?? '4',
@@ -126,6 +130,7 @@ const code: number = await new Promise((resolve) =>
   child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0))),
 );
 await dev.stop();
+await browser?.server.close().catch(() => undefined);
 await template.drop().catch(() => undefined);
 rmSync(bundleDir, { recursive: true, force: true });
 printSlowestFiles(timesFile, 15);
