@@ -5,11 +5,10 @@
 // GET /api/roi. Screenshots at 1280 and 390 px.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { presetRange } from '../../web/src/pages/reports/report-view.ts';
 import { createUser } from '../support/actors.ts';
-import { screenshot, scrollsSideways } from '../support/browser.ts';
+import { downloadedText, screenshot, scrollsSideways } from '../support/browser.ts';
 import { type Everyday, signedInPage, startEveryday } from '../support/everyday-pages.ts';
 import { sendOtlp, sumExport } from '../support/otlp.ts';
 import { UPLOAD_KEY } from '../support/quota.ts';
@@ -125,7 +124,7 @@ test('a manager finds last week’s top user by tokens and downloads the CSV the
     page.getByRole('button', { name: 'Download CSV' }).click(),
   ]);
   assert.equal(download.suggestedFilename(), `usage-by-user-${week.start}-to-${week.end}.csv`);
-  const csv = csvRows(readFileSync((await download.path())!, 'utf8'));
+  const csv = csvRows(await downloadedText(download));
   const line = (label: string, f: any) =>
     [label, f.input_tokens, f.output_tokens, f.tokens, f.requests, f.cost].map(String);
   assert.deepEqual(csv, [
@@ -140,7 +139,7 @@ test('a manager finds last week’s top user by tokens and downloads the CSV the
     page.waitForEvent('download'),
     page.getByRole('button', { name: 'Download JSON' }).click(),
   ]);
-  const shown = JSON.parse(readFileSync((await json.path())!, 'utf8'));
+  const shown = JSON.parse(await downloadedText(json));
   const byName = [...want.rows].sort((a: any, b: any) => a.label.localeCompare(b.label));
   assert.deepEqual(shown.rows, byName);
   assert.deepEqual(shown.totals, want.totals);

@@ -77,9 +77,11 @@ export async function startTestApp(
   if (opts.migrate !== false) await upgrade(database, 'head');
   await bootstrapAdmin(database, { username: ADMIN.username, password: ADMIN.password }, () => {});
   const logs: string[] = [];
+  // Kept as the strings pino writes (no round trip through a Buffer for every debug line).
   const sink = new Writable({
-    write(chunk, _enc, cb) {
-      logs.push(chunk.toString());
+    decodeStrings: false,
+    write(chunk: string | Buffer, _enc, cb) {
+      logs.push(typeof chunk === 'string' ? chunk : chunk.toString());
       cb();
     },
   });
