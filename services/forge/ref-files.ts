@@ -8,9 +8,29 @@
 // a `<id> <ref>` line of `<git dir>/packed-refs`, and git writes a loose ref over a packed one, so the
 // loose file is read first (as git does). Anything else (a symbolic ref, an unexpected file, another
 // ref backend such as reftable, whose `refs/heads` is a file) is left to git.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isObjectId } from '../../domain/forge/branch-name.ts';
+
+/** A loose ref or HEAD is one line; anything longer is not a plain ref. */
+const LOOSE_MAX_BYTES = 1024;
+/** packed-refs past this is left to git (a worktree's agent can write into the common directory). */
+const PACKED_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The text of a regular file of at most `max` bytes; throws otherwise. Opened without blocking: a FIFO
+ * an agent put in the ref directory must not hold this process's thread (it is refused by its type).
+ */
+function readBounded(file: string, max: number): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > max) throw new Error(`${file}: not a plain ref file`);
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /**
  * The object id `ref` (a full name such as `refs/heads/main`, already validated by the caller) names:
@@ -19,7 +39,7 @@ import { isObjectId } from '../../domain/forge/branch-name.ts';
 export function readRefFile(gitDir: string, ref: string): string | null | undefined {
   let loose: string | undefined;
   try {
-    loose = readFileSync(path.join(gitDir, ref), 'utf8');
+    loose = readBounded(path.join(gitDir, ref), LOOSE_MAX_BYTES);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return undefined;
   }
@@ -29,7 +49,7 @@ export function readRefFile(gitDir: string, ref: string): string | null | undefi
   }
   let packed: string;
   try {
-    packed = readFileSync(path.join(gitDir, 'packed-refs'), 'utf8');
+    packed = readBounded(path.join(gitDir, 'packed-refs'), PACKED_MAX_BYTES);
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : undefined;
   }
@@ -53,7 +73,7 @@ export function readRefFile(gitDir: string, ref: string): string | null | undefi
 export function readHeadBranch(gitDir: string): string | undefined {
   let head: string;
   try {
-    head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8');
+    head = readBounded(path.join(gitDir, 'HEAD'), LOOSE_MAX_BYTES);
   } catch {
     return undefined;
   }

@@ -1,6 +1,7 @@
 // services/forge/ref-files.ts against what git itself answers, on a real bare repository: loose and
 // packed refs, a loose ref written over a packed one, a missing ref, and the cases left to git
-// (a symbolic ref, a file that holds no object id, a `refs/heads` that is not a directory); and the
+// (a symbolic ref, a file that holds no object id or more than a ref line, a `refs/heads` that is not a
+// directory, a FIFO); and the
 // branch HEAD names, as `git symbolic-ref --short HEAD` prints it, or git's turn when HEAD is detached.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -67,6 +68,13 @@ test('what only git can say is left to it', () => {
   writeFileSync(path.join(gitDir, 'refs/heads/garbage'), 'not an id\n');
   assert.equal(readRefFile(gitDir, 'refs/heads/garbage'), undefined, 'a file without an object id');
   assert.equal(readRefFile(gitDir, 'refs/heads/main/below'), undefined, 'a ref below a ref file');
+  writeFileSync(path.join(gitDir, 'refs/heads/long'), `${first}\n${'x'.repeat(4096)}`);
+  assert.equal(readRefFile(gitDir, 'refs/heads/long'), undefined, 'a file longer than a ref line');
+});
+
+test('a FIFO in place of a ref is refused at once, never read (it would hold the thread)', () => {
+  execFileSync('mkfifo', [path.join(gitDir, 'refs/heads/fifo')]);
+  assert.equal(readRefFile(gitDir, 'refs/heads/fifo'), undefined);
 });
 
 test('the branch HEAD names, as git prints it; a detached HEAD is left to git', () => {
