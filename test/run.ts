@@ -63,7 +63,13 @@ console.log(
 // the one Chromium they all connect to (test/support/browser.ts).
 const browserFiles = files.some((f) => f.startsWith(path.join('test', 'browser')));
 if (browserFiles) await ensureWebBuilt((l) => console.log(l));
-const browser = browserFiles ? await startSharedBrowser() : undefined;
+// Without one (no Chromium here), each browser file launches its own and fails with its own message.
+const browser = browserFiles
+  ? await startSharedBrowser().catch((err: Error) => {
+      console.log(`no shared Chromium (${err.message.split('\n')[0]}); each browser file launches its own`);
+      return undefined;
+    })
+  : undefined;
 
 const cliPath = await findTemporalCli({
   explicit: process.env.TEMPORAL_CLI_PATH,
