@@ -8,6 +8,7 @@ import { openDatabase } from '../../db/client.ts';
 import { upgrade } from '../../migrations/runner.ts';
 import { createTestDatabase, type TestDatabase } from '../support/database.ts';
 import { temporalAddress } from '../support/harness.ts';
+import { sourceEntry } from '../support/node-entry.ts';
 import { workerPolls } from '../support/readiness.ts';
 import { shareWorkflowBundle } from '../support/svc-processes.ts';
 
@@ -26,7 +27,7 @@ after(async () => {
 
 // The same command `npm run api|worker` runs, without npm in between (npm dies of a SIGTERM itself).
 function launch(script: 'api' | 'worker', env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', `bin/${script}.ts`], {
+  const child = spawn(process.execPath, sourceEntry(`bin/${script}.ts`), {
     env: {
       ...process.env,
       SVC_DATA_DIR: testDb.dataDir,

@@ -13,9 +13,12 @@ export const BUNDLED_PROGRAMS = ['agent/main.ts', 'bin/api.ts', 'bin/worker.ts']
 export const bundlePathOf = (dir: string, source: string) =>
   path.join(dir, source.replace(/\.[cm]?tsx?$/, '.mjs'));
 
+/** Node's arguments that run `script` from its source, as the package's npm scripts do. */
+export const sourceEntry = (script: string): string[] => ['--import', 'tsx', script];
+
 /** Node's arguments that run `script` (a path from the repository root, e.g. 'bin/api.ts'). */
 export function nodeEntry(script: string): string[] {
   const dir = process.env.TEST_BUNDLE_DIR;
   const bundle = dir ? bundlePathOf(dir, script) : undefined;
-  return bundle && existsSync(bundle) ? [bundle] : ['--import', 'tsx', script];
+  return bundle && existsSync(bundle) ? [bundle] : sourceEntry(script);
 }

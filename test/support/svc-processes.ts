@@ -5,7 +5,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { workflowBundle } from '../../bin/worker-runtime.ts';
-import { nodeEntry } from './node-entry.ts';
+import { nodeEntry, sourceEntry } from './node-entry.ts';
 import { waitUntil } from './remote.ts';
 
 const BUNDLE_CACHE = path.resolve('node_modules/.cache/svc');
@@ -31,7 +31,7 @@ export function launchSvc(
   const profile = process.env.SCALE_PROFILE_DIR
     ? ['--cpu-prof', `--cpu-prof-dir=${process.env.SCALE_PROFILE_DIR}`]
     : [];
-  const entry = opts.asTyped ? ['--import', 'tsx', `bin/${script}.ts`] : nodeEntry(`bin/${script}.ts`);
+  const entry = (opts.asTyped ? sourceEntry : nodeEntry)(`bin/${script}.ts`);
   const child = spawn(process.execPath, [...profile, ...entry], {
     env: {
       ...process.env,
