@@ -31,9 +31,9 @@ const storeDependentOnly = process.argv.includes('--store-dependent');
 const filters = process.argv.slice(2).filter((a) => a !== '--store-dependent');
 const allFiles = findTests('test');
 const matching = allFiles.filter((f) => !filters.length || filters.some((x) => f.includes(x)));
-const files = longestFirst(
-  storeDependentOnly ? matching.filter((f) => !STORE_INDEPENDENT.test(readFileSync(f, 'utf8'))) : matching,
-);
+const files = storeDependentOnly
+  ? matching.filter((f) => !STORE_INDEPENDENT.test(readFileSync(f, 'utf8')))
+  : matching;
 if (storeDependentOnly)
   console.log(
     `npm test --store-dependent: leaving out ${matching.length - files.length} store-independent file(s)`,
@@ -102,7 +102,12 @@ const template = needsDatabase
 // Each test file runs as one bundle (test/support/bundle-tests.ts says why); TEST_BUNDLE=0 runs sources.
 const bundled = process.env.TEST_BUNDLE !== '0';
 const bundleDir = path.join('node_modules', '.cache', 'svc-test-bundles', path.basename(runTmp));
-const bundles = bundled ? await bundleTestFiles(files, bundleDir, BUNDLED_PROGRAMS) : undefined;
+const units = longestFirst(
+  bundled && process.env.TEST_GROUPS !== '0' ? groupFiles(files) : files.map((f) => [f]),
+);
+const bundles = bundled ? await bundleTestFiles(units, bundleDir, BUNDLED_PROGRAMS) : undefined;
+if (units.length < files.length)
+  console.log(`${files.length} test files in ${units.length} processes (test/support/test-groups.ts)`);
 const child = spawn(
   process.execPath,
   [
@@ -115,7 +120,7 @@ const child = spawn(
     '--test-reporter-destination=stdout',
     `--test-reporter=${path.resolve('test/support/file-times-reporter.mjs')}`,
     `--test-reporter-destination=${timesFile}`,
-    ...(bundles?.entries ?? files),
+    ...(bundles?.entries ?? units.flat()),
   ],
   {
     stdio: 'inherit',
@@ -144,19 +149,52 @@ if (process.env.SVC_KEEP_TEST_TMP) console.log(`test temporary files kept in ${r
 else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 process.exit(code);
 
-/**
- * The files in the order to start them: the longest first, by each file's test time in the last
- * measured CI run (test/file-times.json, from CI's test-artifacts/file-times-*.jsonl; the larger of
- * the two databases). With two at a time, a 6-minute file started last ran on alone for minutes at the
- * end of the run; started first, it overlaps the short ones. A file not in the list counts as 30 s.
- */
-function longestFirst(list: string[]): string[] {
+/** Each file's test time in the last measured CI run (test/file-times.json); 30 s for a new file. */
+function knownSeconds(): (file: string) => number {
   let known: Record<string, number> = {};
   try {
     known = JSON.parse(readFileSync(path.join('test', 'file-times.json'), 'utf8')) as Record<string, number>;
   } catch {}
-  const secondsOf = (f: string) => known[f.split(path.sep).join('/')] ?? 30;
-  return [...list].sort((a, b) => secondsOf(b) - secondsOf(a) || a.localeCompare(b));
+  return (f) => known[f.split(path.sep).join('/')] ?? 30;
+}
+
+/**
+ * The units in the order to start them: the longest first, by their files' test time in the last
+ * measured CI run (test/file-times.json, from CI's test-artifacts/file-times-*.jsonl; the larger of
+ * the two databases). With two at a time, a 6-minute file started last ran on alone for minutes at the
+ * end of the run; started first, it overlaps the short ones.
+ */
+function longestFirst(list: string[][]): string[][] {
+  const secondsOf = knownSeconds();
+  const total = (unit: string[]) => unit.reduce((sum, f) => sum + secondsOf(f), 0);
+  return [...list].sort((a, b) => total(b) - total(a) || a[0]!.localeCompare(b[0]!));
+}
+
+/**
+ * Files that last took under TEST_GROUP_SECONDS (default 60) run in groups of about that length, one
+ * process per group (test/support/test-groups.ts says why), neighbours by path together as they load
+ * much the same modules. A file stays in a process of its own when it is longer, or when it says so in a
+ * line of its own: `// test-process: own: <why>` (a file with top-level await must).
+ */
+function groupFiles(list: string[]): string[][] {
+  const secondsOf = knownSeconds();
+  const limit = Number(process.env.TEST_GROUP_SECONDS ?? 60);
+  const own = (f: string) =>
+    secondsOf(f) >= limit || /^\/\/ test-process: own: \S/m.test(readFileSync(f, 'utf8'));
+  const units: string[][] = list.filter(own).map((f) => [f]);
+  let group: string[] = [];
+  let seconds = 0;
+  for (const f of list.filter((x) => !own(x)).sort()) {
+    if (group.length && seconds + secondsOf(f) > limit) {
+      units.push(group);
+      group = [];
+      seconds = 0;
+    }
+    group.push(f);
+    seconds += secondsOf(f);
+  }
+  if (group.length) units.push(group);
+  return units;
 }
 
 function printSlowestFiles(file: string, count: number) {

@@ -7,6 +7,7 @@
 // "Loading…" left): no horizontal scroll, every input/select/textarea has an accessible name (a
 // <label>, aria-label or aria-labelledby naming some text), and keyboard focus is visible: Tab from the
 // top reaches a link first, and each of the first tab stops shows an outline or a box-shadow.
+// test-process: own: top-level await (the route table is loaded through tsx), which a group cannot require
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';

@@ -15,7 +15,7 @@
 //   computed path (the web app's route table) goes through tsx's `tsImport` where it is loaded; a worker
 //   thread registers tsx itself (services/usage/message-writer-boot.mjs).
 // TEST_BUNDLE=0 runs the sources through tsx instead (e.g. for a debugger's breakpoints).
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
@@ -43,25 +43,41 @@ const ownLocation: Plugin = {
 };
 
 export interface TestBundles {
-  /** The bundle to run for each test file (same order). */
+  /** The bundle to run for each unit (a file, or a group of files run in one process), in order. */
   entries: string[];
-  /** The test file a bundle was built from (for reports). */
+  /** The test file a bundle was built from, or a group's description (for reports). */
   sourceOf(bundle: string): string;
 }
 
 /**
- * Bundles `files` (paths relative to the repository root) into `outDir` (under the repository), with
- * `programs` (the agent, the API...) beside them for the tests that start them (support/node-entry.ts).
+ * Bundles each unit of `units` (test files, paths relative to the repository root) into `outDir`
+ * (under the repository), with `programs` (the agent, the API...) beside them for the tests that start
+ * them (support/node-entry.ts). A unit of one file is that file's bundle; a unit of several is one
+ * bundle that runs them one after another in one process, each as a suite of its own
+ * (support/test-groups.ts).
  */
 export async function bundleTestFiles(
-  files: string[],
+  units: string[][],
   outDir: string,
   programs: string[] = [],
 ): Promise<TestBundles> {
   rmSync(outDir, { recursive: true, force: true });
-  mkdirSync(outDir, { recursive: true });
+  mkdirSync(path.join(outDir, 'groups'), { recursive: true });
+  const groupSources = units
+    .filter((unit) => unit.length > 1)
+    .map((unit, i) => ({
+      unit,
+      source: writeGroupSource(outDir, `group-${String(i + 1).padStart(3, '0')}`, unit),
+    }));
   await build({
-    entryPoints: [...files, ...programs],
+    entryPoints: [
+      ...units.filter((unit) => unit.length === 1).flat(),
+      ...programs,
+      ...groupSources.map((g) => ({
+        in: g.source,
+        out: path.relative(outDir, g.source).replace(/\.ts$/, ''),
+      })),
+    ],
     outdir: outDir,
     outbase: '.',
     bundle: true,
@@ -75,10 +91,32 @@ export async function bundleTestFiles(
     plugins: [ownLocation],
     logLevel: 'error',
   });
-  const bundleOf = (f: string) => bundlePathOf(outDir, f);
-  const sources = new Map(files.map((f) => [path.resolve(bundleOf(f)), f]));
-  return {
-    entries: files.map(bundleOf),
-    sourceOf: (bundle) => sources.get(path.resolve(bundle)) ?? bundle,
-  };
+  const groupOf = new Map(groupSources.map((g) => [g.unit, g.source.replace(/\.ts$/, '.mjs')]));
+  const entries = units.map((unit) => groupOf.get(unit) ?? bundlePathOf(outDir, unit[0]!));
+  const sources = new Map(
+    units.map((unit, i) => [
+      path.resolve(entries[i]!),
+      unit.length === 1 ? unit[0]! : `a group of ${unit.length} files (${unit.join(', ')})`,
+    ]),
+  );
+  return { entries, sourceOf: (bundle) => sources.get(path.resolve(bundle)) ?? bundle };
+}
+
+/**
+ * The source of a group's bundle: each file required (not imported) inside its suite, so that esbuild
+ * evaluates the file's module right there, synchronously, and its top-level `test()` and hook calls
+ * belong to that suite. A file with top-level await cannot be required: esbuild refuses to build it,
+ * and such a file is left out of groups (test/run.ts).
+ */
+function writeGroupSource(outDir: string, name: string, files: string[]): string {
+  const source = path.resolve(outDir, 'groups', `${name}.ts`);
+  const lines = [
+    `import { fileSuite } from ${JSON.stringify(path.resolve('test/support/test-groups.ts'))};`,
+    ...files.map(
+      (f, i) =>
+        `fileSuite(${JSON.stringify(f)}, () => require(${JSON.stringify(path.resolve(f))}), ${i === files.length - 1});`,
+    ),
+  ];
+  writeFileSync(source, `${lines.join('\n')}\n`);
+  return source;
 }

@@ -1,20 +1,33 @@
-// A node:test reporter that writes one JSON line per test file: how long its top-level tests took in
-// all (test/run.ts passes it beside the spec reporter and prints the slowest files when the run ends,
-// so a slow CI run says where its time went). Plain JavaScript: the test runner loads reporters before
-// any loader hook (tsx) applies.
+// A node:test reporter that writes one JSON line per test file: how long its tests took in all
+// (test/run.ts passes it beside the spec reporter and prints the slowest files when the run ends, so a
+// slow CI run says where its time went). Plain JavaScript: the test runner loads reporters before any
+// loader hook (tsx) applies.
+//
+// A file run in its own process: the sum of its top-level tests, under the process's file. A file run
+// in a group (test/support/test-groups.ts): its suite, a top-level suite named by the file's path,
+// hooks included, with the tests inside it counted.
 
-/** @param {AsyncIterable<{ type: string, data: { nesting: number, file?: string, details: { duration_ms?: number } } }>} source */
+const FILE_SUITE = /\.test\.ts$/;
+
+/** @param {AsyncIterable<{ type: string, data: { nesting: number, name: string, file?: string, details: { duration_ms?: number } } }>} source */
 export default async function* fileTimes(source) {
   /** @type {Map<string, { ms: number, tests: number }>} */
   const byFile = new Map();
+  /** Tests passed or failed inside the suite now running in each group process. */
+  const inSuite = new Map();
   for await (const event of source) {
     if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
-    const { nesting, file, details } = event.data;
-    if (nesting !== 0 || file === undefined) continue;
-    const entry = byFile.get(file) ?? { ms: 0, tests: 0 };
+    const { nesting, name, file, details } = event.data;
+    if (file === undefined) continue;
+    if (nesting === 1) inSuite.set(file, (inSuite.get(file) ?? 0) + 1);
+    if (nesting !== 0) continue;
+    const suite = FILE_SUITE.test(name);
+    const key = suite ? name : file;
+    const entry = byFile.get(key) ?? { ms: 0, tests: 0 };
     entry.ms += details.duration_ms ?? 0;
-    entry.tests += 1;
-    byFile.set(file, entry);
+    entry.tests += suite ? (inSuite.get(file) ?? 0) : 1;
+    inSuite.delete(file);
+    byFile.set(key, entry);
   }
   for (const [file, { ms, tests }] of byFile)
     yield `${JSON.stringify({ file, ms: Math.round(ms), tests })}\n`;
