@@ -23,8 +23,20 @@ import { bundlePathOf } from './node-entry.ts';
 
 const OUR_SOURCE = /\.(ts|tsx|mts|mjs|js)$/;
 
-/** Replaces `import.meta.url|dirname|filename` in each of our modules by that module's own location. */
-const ownLocation: Plugin = {
+/**
+ * TypeScript modules our code starts as worker threads (by `new URL('./x.ts', import.meta.url)`, through
+ * a boot file that registers tsx first). A bundle's process hands such a thread the module's bundle
+ * instead: registering tsx and compiling the module's imports cost every PostgreSQL test app about
+ * 1.2 CPU-seconds at its start (the message writer thread).
+ */
+const THREAD_MODULES = ['services/usage/message-writer-worker.ts'];
+const THREAD_URL = /new URL\('(\.{1,2}\/[^']+\.ts)', import\.meta\.url\)/g;
+
+/**
+ * Replaces `import.meta.url|dirname|filename` in each of our modules by that module's own location,
+ * and a thread module's URL (THREAD_MODULES) by its bundle's in `outDir`.
+ */
+const ownLocation = (outDir: string): Plugin => ({
   name: 'own-import-meta',
   setup(b) {
     b.onLoad({ filter: OUR_SOURCE }, (args) => {
@@ -32,6 +44,11 @@ const ownLocation: Plugin = {
       const source = readFileSync(args.path, 'utf8');
       if (!source.includes('import.meta.')) return undefined;
       const contents = source
+        .replaceAll(THREAD_URL, (whole, relative: string) => {
+          const module = path.relative('.', path.resolve(path.dirname(args.path), relative));
+          if (!THREAD_MODULES.includes(module.split(path.sep).join('/'))) return whole;
+          return `new URL(${JSON.stringify(pathToFileURL(path.resolve(bundlePathOf(outDir, module))).href)})`;
+        })
         .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href))
         .replaceAll('import.meta.dirname', JSON.stringify(path.dirname(args.path)))
         .replaceAll('import.meta.filename', JSON.stringify(args.path));
@@ -40,7 +57,7 @@ const ownLocation: Plugin = {
       return { contents, loader };
     });
   },
-};
+});
 
 export interface TestBundles {
   /** The bundle to run for each unit (a file, or a group of files run in one process), in order. */
@@ -73,6 +90,7 @@ export async function bundleTestFiles(
     entryPoints: [
       ...units.filter((unit) => unit.length === 1).flat(),
       ...programs,
+      ...THREAD_MODULES,
       ...groupSources.map((g) => ({
         in: g.source,
         out: path.relative(outDir, g.source).replace(/\.ts$/, ''),
@@ -88,7 +106,7 @@ export async function bundleTestFiles(
     packages: 'external',
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [ownLocation],
+    plugins: [ownLocation(outDir)],
     logLevel: 'error',
   });
   const groupOf = new Map(groupSources.map((g) => [g.unit, g.source.replace(/\.ts$/, '.mjs')]));
