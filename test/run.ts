@@ -162,7 +162,8 @@ function knownSeconds(): (file: string) => number {
  * The units in the order to start them: the longest first, by their files' test time in the last
  * measured CI run (test/file-times.json, from CI's test-artifacts/file-times-*.jsonl; the larger of
  * the two databases). With two at a time, a 6-minute file started last ran on alone for minutes at the
- * end of the run; started first, it overlaps the short ones.
+ * end of the run; started first, it overlaps the short ones. (Node's runner sorts the paths it is given:
+ * the bundles are named after their place, support/bundle-tests.ts.)
  */
 function longestFirst(list: string[][]): string[][] {
   const secondsOf = knownSeconds();

@@ -80,22 +80,17 @@ export async function bundleTestFiles(
 ): Promise<TestBundles> {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(path.join(outDir, 'groups'), { recursive: true });
-  const groupSources = units
-    .filter((unit) => unit.length > 1)
-    .map((unit, i) => ({
-      unit,
-      source: writeGroupSource(outDir, `group-${String(i + 1).padStart(3, '0')}`, unit),
-    }));
+  // Node's test runner starts the files it is given in the order of their paths, not in the order
+  // given: each unit's bundle is named after its place (units/007-….mjs), so they start as `units` lists
+  // them (test/run.ts puts the longest first).
+  const named = units.map((unit, i) => {
+    const place = String(i + 1).padStart(3, '0');
+    const name = unit.length === 1 ? path.basename(unit[0]!).replace(/\.ts$/, '') : `group-of-${unit.length}`;
+    const source = unit.length === 1 ? unit[0]! : writeGroupSource(outDir, place, unit);
+    return { unit, in: source, out: `units/${place}-${name}` };
+  });
   await build({
-    entryPoints: [
-      ...units.filter((unit) => unit.length === 1).flat(),
-      ...programs,
-      ...THREAD_MODULES,
-      ...groupSources.map((g) => ({
-        in: g.source,
-        out: path.relative(outDir, g.source).replace(/\.ts$/, ''),
-      })),
-    ],
+    entryPoints: [...named.map((u) => ({ in: u.in, out: u.out })), ...programs, ...THREAD_MODULES],
     outdir: outDir,
     outbase: '.',
     bundle: true,
@@ -109,10 +104,9 @@ export async function bundleTestFiles(
     plugins: [ownLocation(outDir)],
     logLevel: 'error',
   });
-  const groupOf = new Map(groupSources.map((g) => [g.unit, g.source.replace(/\.ts$/, '.mjs')]));
-  const entries = units.map((unit) => groupOf.get(unit) ?? bundlePathOf(outDir, unit[0]!));
+  const entries = named.map((u) => path.join(outDir, `${u.out}.mjs`));
   const sources = new Map(
-    units.map((unit, i) => [
+    named.map(({ unit }, i) => [
       path.resolve(entries[i]!),
       unit.length === 1 ? unit[0]! : `a group of ${unit.length} files (${unit.join(', ')})`,
     ]),
