@@ -53,8 +53,8 @@ const areas = [...new Set(allFiles.map((f) => f.split(path.sep).slice(0, 2).join
 console.log(
   filters.length
     ? `npm test: ${files.length} matching file(s)`
-    : `npm test: all ${files.length} test files; the last two measured CI runs took 21 and 22 minutes on 2 cores, ` +
-        `this suite about 19 beside the PostgreSQL suite and the fuzz (docs/contributors/tests-and-ci.md).\n` +
+    : `npm test: all ${files.length} test files; the last three measured CI runs took 21 to 23 minutes on 2 cores, ` +
+        `this suite 19 to 21 beside the PostgreSQL suite and the fuzz (docs/contributors/tests-and-ci.md).\n` +
         `One area or file: npm test -- <area or substring>, e.g. npm test -- test/integration/llm-proxy. ` +
         `Areas: ${areas.join(', ')}`,
 );
