@@ -182,10 +182,11 @@ function groupFiles(list: string[]): string[][] {
   const limit = Number(process.env.TEST_GROUP_SECONDS ?? 60);
   const own = (f: string) =>
     secondsOf(f) >= limit || /^\/\/ test-process: own: \S/m.test(readFileSync(f, 'utf8'));
-  const units: string[][] = list.filter(own).map((f) => [f]);
+  const alone = new Set(list.filter(own));
+  const units: string[][] = [...alone].map((f) => [f]);
   let group: string[] = [];
   let seconds = 0;
-  for (const f of list.filter((x) => !own(x)).sort()) {
+  for (const f of list.filter((x) => !alone.has(x)).sort()) {
     if (group.length && seconds + secondsOf(f) > limit) {
       units.push(group);
       group = [];

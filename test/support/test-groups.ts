@@ -30,15 +30,17 @@ export function fileSuite(file: string, load: () => unknown, last: boolean): voi
   describe(file, () => {
     load();
     after(restoreEnv);
-    if (last) after(exitIfStuck);
+    if (last) after(() => exitIfStuck('after the last file of this test group ended'));
   });
 }
 
-function exitIfStuck(): void {
+/**
+ * Ends this process 60 s from now if it is still alive then, saying what kept it (an unref'd timer: a
+ * process that closed everything exits long before). `since` says from when, in the message.
+ */
+export function exitIfStuck(since: string): void {
   setTimeout(() => {
-    console.error(
-      `# test group still alive 60 s after its last file ended: ${process.getActiveResourcesInfo().join(', ')}`,
-    );
+    console.error(`# still alive 60 s ${since}: ${process.getActiveResourcesInfo().join(', ')}`);
     process.exit();
   }, 60_000).unref();
 }

@@ -14,7 +14,7 @@ import { createTenant, createUser } from '../../support/actors.ts';
 import { ADMIN, startTestApp, type TestApp } from '../../support/harness.ts';
 import { hostPidOf } from '../../support/sandbox-pids.ts';
 import { api, login } from '../../support/session.ts';
-import { inTestGroup } from '../../support/test-groups.ts';
+import { exitIfStuck, inTestGroup } from '../../support/test-groups.ts';
 
 export const FAKE_CLI = path.resolve('test/fixtures/fake-autonomous-cli.mjs');
 /**
@@ -67,28 +67,17 @@ export async function startRunnerWorld(
     async close() {
       // Armed first: a close that never finishes is caught too. In a group of files the group's own
       // guard does this once its last file has ended (test/support/test-groups.ts).
-      if (!inTestGroup()) exitIfStuck();
+      if (!inTestGroup()) exitIfStuck('after the world began closing');
       await mock.close();
       await app.close();
     },
   };
 }
 
-/**
- * One world per test file, closed in its `after`: once it is closed nothing of this file should keep
- * the process alive. A CI run on PostgreSQL once hung for good after every test of a world-based file
- * had passed (one timer left, no socket or child). Should that happen again, the file still ends 60 s
- * after its close began, keeping its exit code, and says what was left (an unref'd timer: a clean
- * file exits long before it).
- */
-function exitIfStuck(): void {
-  setTimeout(() => {
-    console.error(
-      `# still alive 60 s after the world began closing: ${process.getActiveResourcesInfo().join(', ')}`,
-    );
-    process.exit();
-  }, 60_000).unref();
-}
+// One world per test file, closed in its `after`: once it is closed nothing of this file should keep
+// the process alive. A CI run on PostgreSQL once hung for good after every test of a world-based file
+// had passed (one timer left, no socket or child). Should that happen again, the file still ends 60 s
+// after its close began, keeping its exit code, and says what was left.
 
 /** A workflow row owned by the world's user, in `status`, and a git worktree for it. */
 export async function newWorkflow(
